@@ -1,0 +1,3 @@
+from sluiceway.cli import main
+
+main()

@@ -1,0 +1,180 @@
+"""Private service processes for tests, benchmarks and the demo (decisions.md 3).
+
+Each service runs on a free loopback port with its own temporary directory and is stopped
+when the context exits, so nothing touches the machine's shared instances.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sluiceway.ports import free_port
+
+__all__ = [
+    "PrometheusServer",
+    "RedisServer",
+    "ServiceUnavailable",
+    "private_prometheus",
+    "private_redis",
+    "services_required",
+]
+
+_START_TIMEOUT_S = 20.0
+
+
+class ServiceUnavailable(RuntimeError):
+    """The binary for a service is not installed."""
+
+
+def services_required() -> bool:
+    """True where a missing service must fail rather than skip (CI)."""
+    return os.environ.get("SLUICEWAY_REQUIRE_SERVICES", "") not in ("", "0")
+
+
+@dataclass(frozen=True)
+class RedisServer:
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+
+@dataclass(frozen=True)
+class PrometheusServer:
+    host: str
+    port: int
+    config_file: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def reload(self) -> None:
+        """Ask Prometheus to re-read its config file (needs the lifecycle API, which we enable)."""
+        req = urllib.request.Request(f"{self.url}/-/reload", method="POST")
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            resp.read()
+
+
+def _binary(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise ServiceUnavailable(f"{name} is not installed (apt-get install {name})")
+    return path
+
+
+def _wait_until(check: Callable[[], bool], proc: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode} during start-up")
+        if check():
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"{what} did not become ready within {_START_TIMEOUT_S} s")
+
+
+def _tcp_open(host: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+        return True
+    return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def private_redis(*, keyspace_events: str = "") -> Iterator[RedisServer]:
+    """A throwaway redis-server on a free loopback port; ``keyspace_events`` as Redis spells it."""
+    binary = _binary("redis-server")
+    with tempfile.TemporaryDirectory(prefix="sluiceway-redis-") as tmp:
+        port = free_port()
+        args = [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            tmp,
+            "--daemonize",
+            "no",
+            "--notify-keyspace-events",
+            keyspace_events,
+            "--logfile",
+            f"{tmp}/redis.log",
+        ]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _wait_until(lambda: _tcp_open("127.0.0.1", port), proc, "redis-server")
+            yield RedisServer("127.0.0.1", port)
+        finally:
+            _stop(proc)
+
+
+def _http_ok(url: str) -> bool:
+    with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=0.5) as resp:
+        return bool(resp.status == 200)
+    return False
+
+
+@contextlib.contextmanager
+def private_prometheus(
+    scrape_targets: list[str] | None = None, *, scrape_interval: str = "1s"
+) -> Iterator[PrometheusServer]:
+    """A throwaway Prometheus scraping ``host:port`` targets; its TSDB lives in a temp dir."""
+    binary = _binary("prometheus")
+    with tempfile.TemporaryDirectory(prefix="sluiceway-prom-") as tmp:
+        config = Path(tmp) / "prometheus.yml"
+        config.write_text(_prometheus_config(scrape_targets or [], scrape_interval))
+        port = free_port()
+        args = [
+            binary,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={tmp}/data",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--web.enable-lifecycle",
+            "--log.level=warn",
+        ]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            url = f"http://127.0.0.1:{port}/-/ready"
+            _wait_until(lambda: _http_ok(url), proc, "prometheus")
+            yield PrometheusServer("127.0.0.1", port, config)
+        finally:
+            _stop(proc)
+
+
+def _prometheus_config(targets: list[str], interval: str) -> str:
+    quoted = ", ".join(f"'{t}'" for t in targets)
+    return (
+        "global:\n"
+        f"  scrape_interval: {interval}\n"
+        f"  evaluation_interval: {interval}\n"
+        "scrape_configs:\n"
+        "  - job_name: sluiceway\n"
+        f"    static_configs:\n      - targets: [{quoted}]\n"
+    )

@@ -1,0 +1,38 @@
+"""Port announcements (decisions.md 2): ``listening <name> <url>`` lines and ``--ports-file``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+__all__ = ["PortAnnouncer", "free_port"]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago (for tests and child processes)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class PortAnnouncer:
+    """Collects bound servers, prints one line each and rewrites the ports file atomically."""
+
+    def __init__(self, ports_file: Path | None = None) -> None:
+        self._ports_file = ports_file
+        self._urls: dict[str, str] = {}
+
+    @property
+    def urls(self) -> dict[str, str]:
+        return dict(self._urls)
+
+    def announce(self, name: str, url: str) -> None:
+        self._urls[name] = url
+        print(f"listening {name} {url}", file=sys.stdout, flush=True)
+        if self._ports_file is not None:
+            tmp = self._ports_file.with_suffix(self._ports_file.suffix + ".tmp")
+            tmp.write_text(json.dumps(self._urls, indent=2, sort_keys=True))
+            os.replace(tmp, self._ports_file)
