@@ -1,0 +1,1 @@
+"""Metric names, collectors and logging shared by every component."""

@@ -1,0 +1,121 @@
+"""Every metric name other systems read (spec/contracts.md section 8), defined once.
+
+Dashboards, alert rules and the guide's PromQL depend on these exact strings; a test pins them.
+Components build their collectors from these constants and never spell a name themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# -- Async processor: prefix llm_d_async_async_, labels queue_id, queue_name, pool_name ------
+PROCESSOR_PREFIX: Final = "llm_d_async_async_"
+PROCESSOR_LABELS: Final = ("queue_id", "queue_name", "pool_name")
+
+PROCESSOR_METRICS: Final = (
+    "request_total",
+    "request_retries_total",
+    "successful_requests_total",
+    "failed_requests_total",
+    "shedded_requests_total",
+    "exceeded_deadline_requests_total",
+    "dispatched_requests_total",
+    "tokens_total",
+    "inference_latency_time_millis",
+    "queue_residence_time_millis",
+    "message_latency_time_millis",
+    "queue_depth",
+    "inflight_requests",
+    "broker_backlog",
+    "broker_backlog_source_available",
+    "pool_worker_limit",
+    "dispatch_budget",
+    "gate_decisions_total",
+    "gate_wait_requeues_total",
+    "gate_metric_value",
+    "gate_metric_threshold",
+    "gate_metric_source_available",
+    "deadline_proximity_millis",
+    "invalid_entries_total",  # sluiceway's own
+)
+GATE_DECISION_REASONS: Final = ("gate_closed", "quota_exhausted", "dropped", "error")
+TOKEN_DIRECTIONS: Final = ("input", "output")
+
+# -- Router: prefix llm_d_epp_ (six also under the deprecated inference_extension_) ---------
+ROUTER_PREFIX: Final = "llm_d_epp_"
+ROUTER_DEPRECATED_PREFIX: Final = "inference_extension_"
+
+ROUTER_TWINNED_METRICS: Final = (
+    "flow_control_request_queue_duration_seconds",
+    "flow_control_dispatch_cycle_duration_seconds",
+    "flow_control_request_enqueue_duration_seconds",
+    "flow_control_queue_size",
+    "flow_control_queue_bytes",
+    "flow_control_pool_saturation",
+)
+ROUTER_METRICS: Final = (
+    "flow_control_requests_total",
+    "flow_control_stale_endpoints",
+    "flow_control_capacity_utilization_requests",
+    "flow_control_capacity_utilization_bytes",
+    "flow_control_global_capacity_utilization_requests",
+    "flow_control_global_capacity_utilization_bytes",
+    "flow_control_revocations_issued_total",
+    "flow_control_revocations_total",
+    "flow_control_reclaim_target",
+    "flow_control_pending_reclaim",
+    "flow_control_revocation_confirmation_seconds",
+)
+SATURATION_STAGES: Final = ("prefill", "decode", "effective")
+
+# -- Simulator: vLLM names, Prometheus text format (readers also accept vllm_) ---------------
+VLLM_NUM_REQUESTS_RUNNING: Final = "vllm:num_requests_running"
+VLLM_NUM_REQUESTS_WAITING: Final = "vllm:num_requests_waiting"
+VLLM_KV_CACHE_USAGE_PERC: Final = "vllm:kv_cache_usage_perc"
+VLLM_GPU_CACHE_USAGE_PERC_LEGACY: Final = "vllm:gpu_cache_usage_perc"
+VLLM_CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
+VLLM_TTFT_SECONDS: Final = "vllm:time_to_first_token_seconds"
+VLLM_ITL_SECONDS: Final = "vllm:inter_token_latency_seconds"
+VLLM_E2E_SECONDS: Final = "vllm:e2e_request_latency_seconds"
+VLLM_QUEUE_TIME_SECONDS: Final = "vllm:request_queue_time_seconds"
+VLLM_PROMPT_TOKENS_TOTAL: Final = "vllm:prompt_tokens_total"
+VLLM_GENERATION_TOKENS_TOTAL: Final = "vllm:generation_tokens_total"
+VLLM_REQUEST_SUCCESS_TOTAL: Final = "vllm:request_success_total"
+VLLM_NUM_PREEMPTIONS_TOTAL: Final = "vllm:num_preemptions_total"
+VLLM_PREFIX_CACHE_HITS_TOTAL: Final = "vllm:prefix_cache_hits_total"
+VLLM_PREFIX_CACHE_QUERIES_TOTAL: Final = "vllm:prefix_cache_queries_total"
+
+VLLM_METRICS: Final = (
+    VLLM_NUM_REQUESTS_RUNNING,
+    VLLM_NUM_REQUESTS_WAITING,
+    VLLM_KV_CACHE_USAGE_PERC,
+    VLLM_CACHE_CONFIG_INFO,
+    VLLM_TTFT_SECONDS,
+    VLLM_ITL_SECONDS,
+    VLLM_E2E_SECONDS,
+    VLLM_QUEUE_TIME_SECONDS,
+    VLLM_PROMPT_TOKENS_TOTAL,
+    VLLM_GENERATION_TOKENS_TOTAL,
+    VLLM_REQUEST_SUCCESS_TOTAL,
+    VLLM_NUM_PREEMPTIONS_TOTAL,
+    VLLM_PREFIX_CACHE_HITS_TOTAL,
+    VLLM_PREFIX_CACHE_QUERIES_TOTAL,
+)
+# sluiceway's own simulator gauge: running requests by a chosen request header's value.
+SIM_RUNNING_BY_LABEL: Final = "sluiceway_sim_running"
+
+
+def processor_metric(name: str) -> str:
+    """The full exported name of a processor metric."""
+    if name not in PROCESSOR_METRICS:
+        raise KeyError(f"unknown processor metric {name!r}")
+    return PROCESSOR_PREFIX + name
+
+
+def router_metric(name: str, *, deprecated: bool = False) -> str:
+    """The full exported name of a router metric (optionally under the deprecated prefix)."""
+    if name not in ROUTER_METRICS and name not in ROUTER_TWINNED_METRICS:
+        raise KeyError(f"unknown router metric {name!r}")
+    if deprecated and name not in ROUTER_TWINNED_METRICS:
+        raise KeyError(f"{name!r} has no deprecated twin")
+    return (ROUTER_DEPRECATED_PREFIX if deprecated else ROUTER_PREFIX) + name
