@@ -1,0 +1,63 @@
+"""Contracts with the outside world (spec/contracts.md sections 1, 2, 5, 6), standard library only.
+
+- :class:`Envelope` / :func:`decode_envelope` / :func:`encode_envelope`: the queue entry;
+  :class:`EntryError` (a :class:`~sluiceway.errors.WireError`) tells readable bad entries (id
+  known: write an INVALID_REQUEST result) from unreadable ones (move to ``<queue>:invalid``).
+- :class:`ResultRecord` (``ok``, ``error``, ``too_many_requests``) / :func:`decode_result`.
+- :class:`ErrorCode`; :mod:`~sluiceway.wire.headers` (header names, dropped reasons);
+  :class:`Lane`, :data:`LANES`, :func:`lane_for`.
+"""
+
+from __future__ import annotations
+
+from sluiceway.wire import headers
+from sluiceway.wire.codes import DEFAULT_MESSAGES, ErrorCode
+from sluiceway.wire.envelope import (
+    REQUEST_KINDS,
+    EntryError,
+    Envelope,
+    Internal,
+    RequestData,
+    decode_envelope,
+    decode_request_data,
+    derive_request_token,
+    encode_envelope,
+    mint_request_token,
+    request_data_obj,
+)
+from sluiceway.wire.lanes import LANE_KEYS, LANES, TIERS, Lane, lane_by_key, lane_for
+from sluiceway.wire.result import (
+    TOO_MANY_REQUESTS_PAYLOAD,
+    ResultRecord,
+    decode_result,
+    encode_result,
+    error_payload,
+)
+
+__all__ = [
+    "DEFAULT_MESSAGES",
+    "LANES",
+    "LANE_KEYS",
+    "REQUEST_KINDS",
+    "TIERS",
+    "TOO_MANY_REQUESTS_PAYLOAD",
+    "EntryError",
+    "Envelope",
+    "ErrorCode",
+    "Internal",
+    "Lane",
+    "RequestData",
+    "ResultRecord",
+    "decode_envelope",
+    "decode_request_data",
+    "decode_result",
+    "derive_request_token",
+    "encode_envelope",
+    "encode_result",
+    "error_payload",
+    "headers",
+    "lane_by_key",
+    "lane_for",
+    "mint_request_token",
+    "request_data_obj",
+]

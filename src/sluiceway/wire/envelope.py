@@ -1,0 +1,362 @@
+"""The queue entry: a JSON envelope stored as a Redis sorted-set member (spec/contracts.md 1).
+
+Decoding is tolerant where producers differ (``internal`` may be ``{}`` or missing, numbers may
+be ints or floats, ``request_kind`` may be missing and then means ``plain``) and strict where a
+wrong value would change what is sent upstream. A bad entry raises :class:`EntryError`, which says
+whether its id could be read (then it deserves an ``INVALID_REQUEST`` result, decisions.md 14) or
+not (then it belongs on ``<queue>:invalid``).
+
+Encoding is compact JSON (no spaces, keys in contract order) and omits empty optional fields, so a
+raw producer's entry decodes and re-encodes to the same bytes when it was written compactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from sluiceway.errors import WireError
+from sluiceway.wire.codes import ErrorCode
+
+__all__ = [
+    "REQUEST_KINDS",
+    "EntryError",
+    "Envelope",
+    "Internal",
+    "RequestData",
+    "decode_envelope",
+    "decode_request_data",
+    "derive_request_token",
+    "encode_envelope",
+    "mint_request_token",
+    "request_data_obj",
+]
+
+REQUEST_KINDS: Final = ("plain", "redis", "pubsub")
+Number = int | float
+
+
+class EntryError(WireError):
+    """A queue entry that does not follow the contract.
+
+    ``entry_id`` is None when the id could not be read: such an entry cannot get a result and is
+    moved aside. Otherwise the entry gets an error result with ``code`` on ``result_route`` (None =
+    the queue's configured route) carrying ``request_token`` (derived from the raw member).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        entry_id: str | None = None,
+        result_route: str | None = None,
+        request_token: str = "",
+        code: ErrorCode = ErrorCode.INVALID_REQUEST,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.entry_id = entry_id
+        self.result_route = result_route
+        self.request_token = request_token
+        self.code = code
+
+    @property
+    def readable(self) -> bool:
+        """True when the entry's id is known, so an error result can be written."""
+        return self.entry_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Internal:
+    """Routing data the processor keeps beside the request (upstream ``InternalRouting``).
+
+    ``request_token`` is the generation token a producer minted ("" = none; then the envelope
+    derives one). ``labels`` carries the queue labels (``tier``) and ``classification``.
+    """
+
+    retry_count: int = 0
+    queue_id: str = ""
+    request_token: str = ""
+    request_queue_name: str = ""
+    result_queue_name: str = ""
+    transport_correlation_id: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    result_ttl_seconds: int | None = None
+    result_routing_resolved: bool = False
+    enqueued_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestData:
+    """The public request (upstream ``RequestMessage`` and its redis / pubsub variants).
+
+    ``created`` and ``deadline`` are Unix seconds; ``payload`` is any JSON value (the body sent
+    upstream); ``endpoint`` ("" = the queue's path) overrides the request path.
+    """
+
+    id: str
+    deadline: Number
+    created: Number | None = None
+    payload: Any = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    endpoint: str = ""
+    request_queue_name: str = ""
+    result_queue_name: str = ""
+    pubsub_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A queue entry. ``source_token`` is the token derived from the raw member at decode time."""
+
+    data: RequestData
+    internal: Internal = field(default_factory=Internal)
+    request_kind: str = "plain"
+    source_token: str = field(default="", compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def request_token(self) -> str:
+        """The producer's token, else the one derived from the member (decisions.md 13)."""
+        if self.internal.request_token:
+            return self.internal.request_token
+        return self.source_token or derive_request_token(encode_envelope(self))
+
+    @property
+    def result_route(self) -> str | None:
+        """The entry's own result destination, if it names one (contracts 2: it wins)."""
+        return self.internal.result_queue_name or self.data.result_queue_name or None
+
+    def with_internal(self, **changes: Any) -> Envelope:
+        """A copy with ``internal`` fields replaced; the request token is pinned first."""
+        pinned = dataclasses.replace(self.internal, request_token=self.request_token)
+        return dataclasses.replace(self, internal=dataclasses.replace(pinned, **changes))
+
+    def with_retry_count(self, retry_count: int) -> Envelope:
+        """A copy for re-enqueueing; keeps the same request token across attempts."""
+        return self.with_internal(retry_count=retry_count)
+
+
+def derive_request_token(member: str | bytes) -> str:
+    """First 32 hex digits of the SHA-256 of the raw member (decisions.md 13)."""
+    raw = member.encode() if isinstance(member, str) else member
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def mint_request_token() -> str:
+    """A fresh random token (16 bytes as hex), as upstream producers mint per submission."""
+    return secrets.token_hex(16)
+
+
+# -- decoding --------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed field access that raises EntryError with the dotted path of the bad field."""
+
+    def __init__(self, entry_id: str | None, route: str | None, token: str) -> None:
+        self.entry_id = entry_id
+        self.route = route
+        self.token = token
+
+    def fail(self, message: str) -> EntryError:
+        return EntryError(
+            message, entry_id=self.entry_id, result_route=self.route, request_token=self.token
+        )
+
+    def string(self, obj: Mapping[str, Any], key: str, path: str) -> str:
+        value = obj.get(key, "")
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(f"{path}.{key} must be a string")
+        return value
+
+    def number(self, obj: Mapping[str, Any], key: str, path: str) -> Number | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(f"{path}.{key} must be a number")
+        return value
+
+    def integer(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
+        value = self.number(obj, key, path)
+        if value is None:
+            return None
+        if isinstance(value, float) and not value.is_integer():
+            raise self.fail(f"{path}.{key} must be an integer")
+        return int(value)
+
+    def str_map(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, str]:
+        value = obj.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise self.fail(f"{path}.{key} must be a map of strings")
+        return dict(value)
+
+    def mapping(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, Any]:
+        value = obj.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(f"{path}.{key} must be an object")
+        return value
+
+
+def _parse(member: str | bytes, token: str) -> dict[str, Any]:
+    try:
+        top = json.loads(member)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise EntryError(f"not JSON: {exc}", request_token=token) from None
+    if not isinstance(top, dict):
+        raise EntryError("entry is not a JSON object", request_token=token)
+    return top
+
+
+def _identity(top: Mapping[str, Any], token: str) -> tuple[str, str | None]:
+    """The entry id and own result route, or EntryError when the id cannot be read."""
+    data, internal = top.get("data"), top.get("internal")
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not data["id"]:
+        raise EntryError("data.id missing or not a string", request_token=token)
+    route = None
+    for source in (internal, data):
+        if isinstance(source, dict) and isinstance(source.get("result_queue_name"), str):
+            route = route or source["result_queue_name"] or None
+    return data["id"], route
+
+
+def _internal(reader: _Reader, obj: Mapping[str, Any]) -> Internal:
+    path = "internal"
+    retry_count = reader.integer(obj, "retry_count", path) or 0
+    if retry_count < 0:
+        raise reader.fail("internal.retry_count must be >= 0")
+    resolved = obj.get("result_routing_resolved", False)
+    if not isinstance(resolved, bool):
+        raise reader.fail("internal.result_routing_resolved must be a boolean")
+    return Internal(
+        retry_count=retry_count,
+        queue_id=reader.string(obj, "queue_id", path),
+        request_token=reader.string(obj, "request_token", path),
+        request_queue_name=reader.string(obj, "request_queue_name", path),
+        result_queue_name=reader.string(obj, "result_queue_name", path),
+        transport_correlation_id=reader.string(obj, "transport_correlation_id", path),
+        labels=reader.str_map(obj, "labels", path),
+        result_ttl_seconds=reader.integer(obj, "result_ttl_seconds", path),
+        result_routing_resolved=resolved,
+        enqueued_at_ms=reader.integer(obj, "enqueued_at_ms", path),
+    )
+
+
+def _request_data(reader: _Reader, obj: Mapping[str, Any], path: str = "data") -> RequestData:
+    deadline = reader.number(obj, "deadline", path)
+    if deadline is None or deadline <= 0:
+        raise reader.fail(f"{path}.deadline must be a number > 0")
+    return RequestData(
+        id=reader.string(obj, "id", path),
+        deadline=deadline,
+        created=reader.number(obj, "created", path),
+        payload=obj.get("payload"),
+        metadata=reader.str_map(obj, "metadata", path),
+        headers=reader.str_map(obj, "headers", path),
+        endpoint=reader.string(obj, "endpoint", path),
+        request_queue_name=reader.string(obj, "request_queue_name", path),
+        result_queue_name=reader.string(obj, "result_queue_name", path),
+        pubsub_id=reader.string(obj, "pubsub_id", path),
+    )
+
+
+def decode_envelope(member: str | bytes) -> Envelope:
+    """Decode a sorted-set member; raises :class:`EntryError` when it breaks the contract."""
+    token = derive_request_token(member)
+    top = _parse(member, token)
+    entry_id, route = _identity(top, token)
+    reader = _Reader(entry_id, route, token)
+    kind = top.get("request_kind") or "plain"
+    if kind not in REQUEST_KINDS:
+        raise reader.fail(f"request_kind {kind!r} is not one of {', '.join(REQUEST_KINDS)}")
+    internal = _internal(reader, reader.mapping(top, "internal", "entry"))
+    data = _request_data(reader, top["data"])
+    return Envelope(data=data, internal=internal, request_kind=kind, source_token=token)
+
+
+def decode_request_data(
+    body: str | bytes | Mapping[str, Any], *, attributes: Mapping[str, str] | None = None
+) -> RequestData:
+    """Decode a plain request object (a Pub/Sub message body); attributes merge into metadata."""
+    token = derive_request_token(body) if isinstance(body, str | bytes) else ""
+    obj = _parse(body, token) if isinstance(body, str | bytes) else dict(body)
+    entry_id, route = _identity({"data": obj}, token)
+    data = _request_data(_Reader(entry_id, route, token), obj)
+    if attributes:
+        data = dataclasses.replace(data, metadata={**data.metadata, **attributes})
+    return data
+
+
+# -- encoding --------------------------------------------------------------------------------
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value is False or (isinstance(value, str | dict) and not value)
+
+
+def _drop_empty(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {key: value for key, value in pairs if not _is_empty(value)}
+
+
+def _internal_obj(internal: Internal) -> dict[str, Any]:
+    return _drop_empty(
+        [
+            ("retry_count", internal.retry_count or None),
+            ("queue_id", internal.queue_id),
+            ("request_token", internal.request_token),
+            ("request_queue_name", internal.request_queue_name),
+            ("result_queue_name", internal.result_queue_name),
+            ("transport_correlation_id", internal.transport_correlation_id),
+            ("labels", dict(internal.labels)),
+            ("result_ttl_seconds", internal.result_ttl_seconds),
+            ("result_routing_resolved", internal.result_routing_resolved),
+            ("enqueued_at_ms", internal.enqueued_at_ms),
+        ]
+    )
+
+
+def request_data_obj(data: RequestData) -> dict[str, Any]:
+    """The plain JSON object of a request (compact field set, contract order)."""
+    head: dict[str, Any] = {"id": data.id}
+    if data.created is not None:
+        head["created"] = data.created
+    head["deadline"] = data.deadline
+    if data.payload is not None:
+        head["payload"] = data.payload
+    tail = _drop_empty(
+        [
+            ("metadata", dict(data.metadata)),
+            ("headers", dict(data.headers)),
+            ("endpoint", data.endpoint),
+            ("request_queue_name", data.request_queue_name),
+            ("result_queue_name", data.result_queue_name),
+            ("pubsub_id", data.pubsub_id),
+        ]
+    )
+    return {**head, **tail}
+
+
+def encode_envelope(envelope: Envelope) -> str:
+    """The member string: compact JSON, keys ``internal``, ``request_kind``, ``data``."""
+    obj = {
+        "internal": _internal_obj(envelope.internal),
+        "request_kind": envelope.request_kind,
+        "data": request_data_obj(envelope.data),
+    }
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

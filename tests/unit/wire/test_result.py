@@ -1,0 +1,65 @@
+"""Result records: pinned JSON for HTTP answers, errors and the 429 drop."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluiceway.errors import WireError
+from sluiceway.wire import ErrorCode, ResultRecord, decode_result, encode_result
+
+
+def test_http_answer_is_pinned() -> None:
+    rec = ResultRecord.ok("batch-1-0001", 200, b'{"choices":[]}', request_token="t1")
+    assert encode_result(rec) == (
+        '{"id":"batch-1-0001","status_code":200,"payload":"{\\"choices\\":[]}",'
+        '"request_token":"t1"}'
+    )
+    assert '"status_code":200' in rec.encode()
+
+
+def test_deadline_error_matches_contract_example() -> None:
+    rec = ResultRecord.error("x", ErrorCode.DEADLINE_EXCEEDED)
+    assert encode_result(rec) == (
+        '{"id":"x","payload":"{\\"error\\":\\"deadline exceeded\\"}",'
+        '"error_code":"DEADLINE_EXCEEDED","error_message":"deadline exceeded"}'
+    )
+    assert not rec.is_http
+
+
+def test_gate_drop_payload_is_upstream_literal() -> None:
+    rec = ResultRecord.too_many_requests("o-1", request_token="tok")
+    assert rec.payload == '{"error": "Too Many Requests", "code": 429}'
+    assert encode_result(rec) == (
+        '{"id":"o-1","payload":"{\\"error\\": \\"Too Many Requests\\", \\"code\\": 429}",'
+        '"error_code":"GATE_DROPPED","error_message":"Too Many Requests","request_token":"tok"}'
+    )
+
+
+def test_upstream_drop_record_without_code_decodes() -> None:
+    upstream = '{"id":"o-1","payload":"{\\"error\\": \\"Too Many Requests\\", \\"code\\": 429}"}'
+    rec = decode_result(upstream)
+    assert rec.payload == ResultRecord.too_many_requests("o-1").payload
+    assert rec.status_code == 0 and rec.error_code == ""
+
+
+@pytest.mark.parametrize(
+    "rec",
+    [
+        ResultRecord.ok("a", 429, "busy"),
+        ResultRecord.error("b", ErrorCode.GATE_ERROR, "Pool gating error: boom", request_token="t"),
+        ResultRecord.too_many_requests("c"),
+    ],
+)
+def test_round_trip(rec: ResultRecord) -> None:
+    assert decode_result(encode_result(rec)) == rec
+
+
+@pytest.mark.parametrize("text", ["nope", "[]", '{"id":1}', '{"id":"a","status_code":"200"}'])
+def test_bad_records_raise(text: str) -> None:
+    with pytest.raises(WireError):
+        decode_result(text)
+
+
+def test_ok_needs_a_status() -> None:
+    with pytest.raises(ValueError):
+        ResultRecord.ok("a", 0, "")
