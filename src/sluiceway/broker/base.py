@@ -1,0 +1,317 @@
+"""The ``Broker`` protocol: where queue entries wait, are claimed, retried and answered.
+
+This is the seam between the processor and every storage backend (memory, SQLite, Redis). It is
+shaped after the Redis layout of spec/contracts.md section 3 so that each method maps onto one
+Redis command or one Lua script:
+
+============================  ===============================================================
+method                        Redis
+============================  ===============================================================
+``peek``                      ``ZRANGE <queue> -inf +inf BYSCORE LIMIT offset n WITHSCORES``
+``claim``                     Lua: ``ZREM`` pending (0 = lost the race) + ``HSET <q>:claimed``
+                              + ``HSET <q>:claim-owners`` + ``ZADD <q>:claims-idx lease``
+``renew``                     Lua: owner check, ``ZADD <q>:claims-idx`` new lease
+``ack``                       Lua: owner check, ``LPUSH`` result (+ ``EXPIRE``), drop the claim,
+                              token-guarded ``DEL request-active:<id>`` / ``request-cancel:<id>``
+``release``                   Lua: owner check, ``ZADD`` pending at the original score, drop claim
+``retry_after``               Lua: owner check, ``ZADD retry-sortedset <due> <member>``, drop claim
+``move_due_retries``          ``ZRANGE retry-sortedset -inf now BYSCORE``; per member ``ZREM``
+                              (winner only) + ``ZADD <origin queue> <deadline>``
+``reclaim_expired``           ``ZRANGE <q>:claims-idx -inf now BYSCORE``; per key Lua moves
+                              the claimed member back to pending and drops the claim
+``quarantine``                Lua: ``ZREM`` pending (winner only) + ``LPUSH <queue>:invalid``
+``backlog`` / ``count_due``   ``ZCARD`` / ``ZCOUNT <queue> -inf <t>``
+``enqueue``                   MULTI: ``DEL request-cancel:<id>``, ``SET request-active:<id>
+                              <token> EX ttl``, ``ZADD <queue> <score> <member>``
+``cancel``                    Lua: copy ``request-active:<id>`` to ``request-cancel:<id>`` (TTL)
+``is_cancelled``              ``GET request-cancel:<id>`` == token
+``pop_result``                ``BRPOP <list> timeout``
+============================  ===============================================================
+
+Time (decisions.md 1): every *instant* (``now``, ``lease_until``, ``due``) is scaled Unix
+seconds passed in by the caller; brokers never read a clock to make a decision. Every *TTL*
+that becomes a Redis key expiry (``ResultWrite.expire_after``, ``ActiveMarker.expire_after``,
+``cancel(..., expire_after=...)``) is in **wall** seconds: callers convert with
+``clock.to_wall``. Blocking waits (``wait_for_work``, ``pop_result``) take wall-second
+``block_for`` bounds.
+
+Delivery (decisions.md 13): an entry is pending, claimed, waiting in the retry set, or answered
+(its result pushed and its claim gone), never two of these at once. ``ack``, ``release`` and
+``retry_after`` are fenced by the claim's owner token: a worker whose lease lapsed and whose
+entry was reclaimed and claimed again pushes nothing and gets ``False``.
+
+This module imports only the standard library (house style 1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "CANCEL_MARKER_TTL_SECONDS",
+    "DEFAULT_RETRY_QUEUE",
+    "ActiveMarker",
+    "Broker",
+    "BrokerFactory",
+    "BrokerOptions",
+    "Claim",
+    "Entry",
+    "RenewOutcome",
+    "ResultWrite",
+    "claim_key",
+    "retry_origin",
+]
+
+DEFAULT_RETRY_QUEUE = "retry-sortedset"
+# How long a cancellation marker lives (scaled seconds; contracts section 3: 7 days).
+CANCEL_MARKER_TTL_SECONDS = 7 * 24 * 3600.0
+
+
+def claim_key(request_id: str, request_token: str) -> str:
+    """The claim key of one generation of a request: ``id + "\\x00" + request_token``."""
+    return f"{request_id}\x00{request_token}"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A pending queue entry as stored: the raw member and its score (deadline, Unix seconds)."""
+
+    queue: str
+    member: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """An entry taken out of its queue by one owner until ``lease_until`` (scaled Unix seconds).
+
+    ``queue`` is the origin queue (the claim bookkeeping lives under it), ``key`` is
+    :func:`claim_key`, ``owner`` the fencing token (16 hex) chosen by the claimer, ``score``
+    the pending score to restore on release or reclaim.
+    """
+
+    queue: str
+    key: str
+    member: str
+    score: float
+    owner: str
+    lease_until: float
+
+
+class RenewOutcome(Enum):
+    """What a lease renewal found (upstream's 1 / 0 / -1)."""
+
+    RENEWED = "renewed"
+    MISSING = "missing"  # the claim is gone (acked, released or reclaimed and finished)
+    STOLEN = "stolen"  # reclaimed and claimed again by another owner
+
+
+@dataclass(frozen=True, slots=True)
+class ResultWrite:
+    """One result record to push with an ack.
+
+    ``destination`` is the result list; ``record`` the JSON text of the result (contracts
+    section 2); ``expire_after`` the list's expiry in wall seconds after the push
+    (``result_ttl_seconds``), or None. ``request_id`` / ``request_token`` guard the cleanup of
+    the ``request-active:`` and ``request-cancel:`` markers: they are deleted only while they
+    still hold this token, so an old generation never clears a newer one's markers.
+    """
+
+    destination: str
+    record: str
+    request_id: str
+    request_token: str
+    expire_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveMarker:
+    """The producer's ``request-active:<id>`` marker written with an enqueue.
+
+    ``expire_after`` is the marker's TTL in wall seconds (time until the deadline).
+    """
+
+    request_id: str
+    request_token: str
+    expire_after: float
+
+
+def retry_origin(member: str) -> tuple[str, float] | None:
+    """Where a retried member re-enters: (``internal.request_queue_name``, ``data.deadline``).
+
+    Decisions.md 7: a retry re-enters its origin queue at its original deadline score. Returns
+    None when the member does not say (the mover then uses its fallback queue and, lacking a
+    deadline, the due time).
+    """
+    try:
+        doc = json.loads(member)
+        queue = doc.get("internal", {}).get("request_queue_name") or ""
+        deadline = float(doc["data"]["deadline"])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not isinstance(queue, str) or not queue:
+        return None
+    return queue, deadline
+
+
+@runtime_checkable
+class Broker(Protocol):
+    """Async storage of queue entries, claims, retries, results and cancellation markers.
+
+    Implementations: ``memory`` (in-process), ``sqlite``, ``redis``. All methods are safe to call
+    from many tasks at once; cross-process safety is the backend's (memory has none to offer).
+    """
+
+    # -- consumer side: entries -----------------------------------------------------------
+
+    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+        """Up to ``limit`` pending entries by ascending score, skipping the first ``offset``.
+
+        Does not remove anything; a later ``claim`` decides who gets an entry.
+        """
+        ...
+
+    async def claim(
+        self, entry: Entry, *, key: str, owner: str, lease_until: float
+    ) -> Claim | None:
+        """Move ``entry`` from pending to claimed under ``owner`` until ``lease_until``.
+
+        None when the member is no longer pending (another consumer won, or it was removed).
+        """
+        ...
+
+    async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
+        """Extend the lease of a claim we still own."""
+        ...
+
+    async def ack(self, claim: Claim, result: ResultWrite) -> bool:
+        """Atomically push ``result`` and drop the claim; False (nothing pushed) if fenced."""
+        ...
+
+    async def release(self, claim: Claim) -> bool:
+        """Put the claimed member back to pending at ``claim.score``; False if fenced."""
+        ...
+
+    async def retry_after(self, claim: Claim, *, member: str, due: float) -> bool:
+        """Atomically drop the claim and park ``member`` in the retry set until ``due``.
+
+        ``member`` is the updated envelope (retry count, origin queue); it re-enters its origin
+        queue through :meth:`move_due_retries`. False (nothing parked) if fenced.
+        """
+        ...
+
+    async def move_due_retries(self, now: float, limit: int, *, fallback_queue: str) -> int:
+        """Move up to ``limit`` retries due at ``now`` back to their origin queues.
+
+        The origin and score come from :func:`retry_origin`; members without one go to
+        ``fallback_queue`` at score ``now``. Each member moves exactly once even with several
+        movers. Returns how many moved.
+        """
+        ...
+
+    async def next_retry_due(self) -> float | None:
+        """The earliest due time in the retry set, or None when it is empty."""
+        ...
+
+    async def reclaim_expired(self, queue: str, now: float, limit: int) -> int:
+        """Return up to ``limit`` claims of ``queue`` whose lease ended before ``now`` to pending.
+
+        They re-enter at their original score. Returns how many were reclaimed.
+        """
+        ...
+
+    async def quarantine(self, entry: Entry) -> bool:
+        """Move an unparsable pending member to ``<queue>:invalid`` (decisions.md 14).
+
+        False when it was no longer pending.
+        """
+        ...
+
+    async def backlog(self, queue: str) -> int:
+        """How many entries are pending in ``queue`` (claimed and retrying ones excluded)."""
+        ...
+
+    async def count_due(self, queue: str, limits: Sequence[float]) -> list[int]:
+        """For each limit (scaled Unix seconds), how many pending entries score at or below it.
+
+        Feeds ``deadline_proximity_millis``.
+        """
+        ...
+
+    async def is_cancelled(self, request_id: str, request_token: str) -> bool:
+        """Whether ``request-cancel:<id>`` holds ``request_token`` (this generation)."""
+        ...
+
+    async def wait_for_work(self, queues: Sequence[str], block_for: float) -> bool:
+        """Block until an entry may have arrived on ``queues``, at most ``block_for`` wall seconds.
+
+        Returns True when woken by an arrival (enqueue, release, reclaim, retry move), False on
+        timeout. Spurious True is allowed; backends without notifications just sleep.
+        """
+        ...
+
+    # -- producer side ---------------------------------------------------------------------
+
+    async def enqueue(
+        self,
+        queue: str,
+        entries: Sequence[tuple[str, float]],
+        *,
+        markers: Sequence[ActiveMarker] = (),
+    ) -> int:
+        """Add ``(member, score)`` pairs to ``queue`` with their active markers, in one step.
+
+        Each marker also clears a stale ``request-cancel:<id>``. Returns how many were added.
+        """
+        ...
+
+    async def cancel(self, request_id: str, *, expire_after: float) -> bool:
+        """Mark the current generation of ``request_id`` cancelled (TTL in wall seconds).
+
+        False when no ``request-active:<id>`` marker exists (unknown or finished request).
+        """
+        ...
+
+    async def pop_result(self, destination: str, block_for: float) -> str | None:
+        """Take the oldest result record from a result list (BRPOP); None after ``block_for``.
+
+        ``block_for`` is wall seconds; 0 means do not block.
+        """
+        ...
+
+    async def result_count(self, destination: str) -> int:
+        """How many records wait in a result list."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise :class:`~sluiceway.errors.BrokerError` when the backend is unreachable."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; the broker is unusable afterwards."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerOptions:
+    """What a broker factory needs to open a backend.
+
+    ``url``: backend address (``redis://...``, a SQLite path, or None for memory);
+    ``time_scale``: the process time scale (Redis TTLs are divided by it, decisions.md 1);
+    ``settings``: the raw transport config mapping (mode, addrs, master_name, ...), for
+    backend-specific keys.
+    """
+
+    url: str | None = None
+    time_scale: float = 1.0
+    settings: Mapping[str, object] = field(default_factory=dict)
+
+
+class BrokerFactory(Protocol):
+    """Opens a broker (registered by transport name in :mod:`sluiceway.broker`)."""
+
+    def __call__(self, options: BrokerOptions) -> Awaitable[Broker]: ...

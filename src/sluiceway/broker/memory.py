@@ -1,0 +1,292 @@
+"""The ``memory`` broker: everything in one process, exact, nothing survives a restart.
+
+Mirrors the Redis layout (pending sorted sets, claims with owner tokens and leases, a retry set,
+result lists, markers) so that it passes the same conformance suite. Ties in score are broken by
+the member string, as Redis does. Arrivals wake waiters at once (no polling).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sluiceway.broker.base import (
+    ActiveMarker,
+    Broker,
+    BrokerOptions,
+    Claim,
+    Entry,
+    RenewOutcome,
+    ResultWrite,
+    retry_origin,
+)
+
+__all__ = ["MemoryBroker", "open_memory_broker"]
+
+
+class _SortedSet:
+    """Members ordered by (score, member), like a Redis ZSET."""
+
+    def __init__(self) -> None:
+        self._order: list[tuple[float, str]] = []
+        self._scores: dict[str, float] = {}
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, member: str) -> bool:
+        return member in self._scores
+
+    def add(self, member: str, score: float) -> bool:
+        added = self.remove(member) is None
+        self._scores[member] = score
+        bisect.insort(self._order, (score, member))
+        return added
+
+    def remove(self, member: str) -> float | None:
+        score = self._scores.pop(member, None)
+        if score is not None:
+            index = bisect.bisect_left(self._order, (score, member))
+            del self._order[index]
+        return score
+
+    def range(self, offset: int, limit: int) -> list[tuple[float, str]]:
+        return self._order[offset : offset + limit]
+
+    def upto(self, max_score: float, limit: int) -> list[tuple[float, str]]:
+        end = bisect.bisect_right(self._order, (max_score, "\U0010ffff"))
+        return self._order[: min(end, limit)]
+
+    def count_upto(self, max_score: float) -> int:
+        return bisect.bisect_right(self._order, (max_score, "\U0010ffff"))
+
+    def first_score(self) -> float | None:
+        return self._order[0][0] if self._order else None
+
+
+@dataclass(slots=True)
+class _Held:
+    member: str
+    score: float
+    owner: str
+    lease_until: float
+
+
+class MemoryBroker:
+    """In-process :class:`~sluiceway.broker.base.Broker`."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, _SortedSet] = {}
+        self._claims: dict[str, dict[str, _Held]] = {}
+        self._retries = _SortedSet()
+        self._results: dict[str, deque[str]] = {}
+        self._invalid: dict[str, list[str]] = {}
+        self._active: dict[str, str] = {}
+        self._cancelled: dict[str, str] = {}
+        self._work_waiters: list[tuple[frozenset[str], asyncio.Future[None]]] = []
+        self._result_waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._closed = False
+
+    # -- inspection helpers (tests, demo) ----------------------------------------------------
+
+    def invalid_entries(self, queue: str) -> list[str]:
+        """Members moved to ``<queue>:invalid``, oldest first."""
+        return list(self._invalid.get(queue, []))
+
+    def claimed_count(self, queue: str) -> int:
+        """How many claims of ``queue`` are outstanding."""
+        return len(self._claims.get(queue, {}))
+
+    def retry_count(self) -> int:
+        """How many members wait in the retry set."""
+        return len(self._retries)
+
+    # -- wake-ups ------------------------------------------------------------------------------
+
+    def _notify_work(self, queue: str) -> None:
+        keep: list[tuple[frozenset[str], asyncio.Future[None]]] = []
+        for queues, fut in self._work_waiters:
+            if queue in queues and not fut.done():
+                fut.set_result(None)
+            elif not fut.done():
+                keep.append((queues, fut))
+        self._work_waiters = keep
+
+    def _notify_result(self, destination: str) -> None:
+        for fut in self._result_waiters.pop(destination, []):
+            if not fut.done():
+                fut.set_result(None)
+
+    def _add_pending(self, queue: str, member: str, score: float) -> None:
+        self._pending.setdefault(queue, _SortedSet()).add(member, score)
+        self._notify_work(queue)
+
+    def _owned(self, claim: Claim) -> _Held | None:
+        held = self._claims.get(claim.queue, {}).get(claim.key)
+        if held is None or held.owner != claim.owner:
+            return None
+        return held
+
+    def _drop_claim(self, claim: Claim) -> None:
+        self._claims.get(claim.queue, {}).pop(claim.key, None)
+
+    # -- consumer side ---------------------------------------------------------------------
+
+    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+        pending = self._pending.get(queue)
+        if pending is None or limit <= 0:
+            return []
+        return [Entry(queue, member, score) for score, member in pending.range(offset, limit)]
+
+    async def claim(
+        self, entry: Entry, *, key: str, owner: str, lease_until: float
+    ) -> Claim | None:
+        pending = self._pending.get(entry.queue)
+        if pending is None or pending.remove(entry.member) is None:
+            return None
+        self._claims.setdefault(entry.queue, {})[key] = _Held(
+            entry.member, entry.score, owner, lease_until
+        )
+        return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
+
+    async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
+        held = self._claims.get(claim.queue, {}).get(claim.key)
+        if held is None:
+            return RenewOutcome.MISSING
+        if held.owner != claim.owner:
+            return RenewOutcome.STOLEN
+        held.lease_until = lease_until
+        return RenewOutcome.RENEWED
+
+    async def ack(self, claim: Claim, result: ResultWrite) -> bool:
+        if self._owned(claim) is None:
+            return False
+        self._drop_claim(claim)
+        self._results.setdefault(result.destination, deque()).appendleft(result.record)
+        for markers in (self._active, self._cancelled):
+            if markers.get(result.request_id) == result.request_token:
+                del markers[result.request_id]
+        self._notify_result(result.destination)
+        return True
+
+    async def release(self, claim: Claim) -> bool:
+        held = self._owned(claim)
+        if held is None:
+            return False
+        self._drop_claim(claim)
+        self._add_pending(claim.queue, held.member, held.score)
+        return True
+
+    async def retry_after(self, claim: Claim, *, member: str, due: float) -> bool:
+        if self._owned(claim) is None:
+            return False
+        self._drop_claim(claim)
+        self._retries.add(member, due)
+        return True
+
+    async def move_due_retries(self, now: float, limit: int, *, fallback_queue: str) -> int:
+        due = self._retries.upto(now, limit)
+        for due_at, member in due:
+            self._retries.remove(member)
+            queue, score = retry_origin(member) or (fallback_queue, due_at)
+            self._add_pending(queue, member, score)
+        return len(due)
+
+    async def next_retry_due(self) -> float | None:
+        return self._retries.first_score()
+
+    async def reclaim_expired(self, queue: str, now: float, limit: int) -> int:
+        claims = self._claims.get(queue, {})
+        expired = sorted(
+            (held.lease_until, key) for key, held in claims.items() if held.lease_until < now
+        )[:limit]
+        for _, key in expired:
+            held = claims.pop(key)
+            self._add_pending(queue, held.member, held.score)
+        return len(expired)
+
+    async def quarantine(self, entry: Entry) -> bool:
+        pending = self._pending.get(entry.queue)
+        if pending is None or pending.remove(entry.member) is None:
+            return False
+        self._invalid.setdefault(entry.queue, []).insert(0, entry.member)
+        return True
+
+    async def backlog(self, queue: str) -> int:
+        pending = self._pending.get(queue)
+        return 0 if pending is None else len(pending)
+
+    async def count_due(self, queue: str, limits: Sequence[float]) -> list[int]:
+        pending = self._pending.get(queue) or _SortedSet()
+        return [pending.count_upto(limit) for limit in limits]
+
+    async def is_cancelled(self, request_id: str, request_token: str) -> bool:
+        return self._cancelled.get(request_id) == request_token
+
+    async def wait_for_work(self, queues: Sequence[str], block_for: float) -> bool:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._work_waiters.append((frozenset(queues), fut))
+        try:
+            await asyncio.wait_for(fut, max(0.0, block_for))
+        except TimeoutError:
+            return False
+        return True
+
+    # -- producer side ---------------------------------------------------------------------
+
+    async def enqueue(
+        self,
+        queue: str,
+        entries: Sequence[tuple[str, float]],
+        *,
+        markers: Sequence[ActiveMarker] = (),
+    ) -> int:
+        for marker in markers:
+            self._cancelled.pop(marker.request_id, None)
+            self._active[marker.request_id] = marker.request_token
+        pending = self._pending.setdefault(queue, _SortedSet())
+        added = sum(pending.add(member, score) for member, score in entries)
+        if entries:
+            self._notify_work(queue)
+        return added
+
+    async def cancel(self, request_id: str, *, expire_after: float) -> bool:
+        token = self._active.get(request_id)
+        if token is None:
+            return False
+        self._cancelled[request_id] = token
+        return True
+
+    async def pop_result(self, destination: str, block_for: float) -> str | None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + max(0.0, block_for)
+        while True:
+            results = self._results.get(destination)
+            if results:
+                return results.pop()
+            remaining = end - loop.time()
+            if remaining <= 0:
+                return None
+            fut: asyncio.Future[None] = loop.create_future()
+            self._result_waiters.setdefault(destination, []).append(fut)
+            try:
+                await asyncio.wait_for(fut, remaining)
+            except TimeoutError:
+                return None
+
+    async def result_count(self, destination: str) -> int:
+        return len(self._results.get(destination, ()))
+
+    async def ping(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+
+async def open_memory_broker(options: BrokerOptions) -> Broker:
+    """Factory registered as transport ``memory``."""
+    return MemoryBroker()
