@@ -1,0 +1,198 @@
+"""The ``Gate`` protocol: one admission decision per request, as a value.
+
+A gate guards a queue (applied at ingest, before the claim) or a worker pool (applied inside
+the worker, right before dispatch). It answers with a :class:`Decision`:
+
+- ``CONTINUE``: go on (the next gate in a chain, then dispatch);
+- ``WAIT``: not now, keep the request where it is and ask again later (queue level: it stays
+  pending; pool level: the worker parks, up to ``--gate-wait-timeout``, decisions.md 11);
+- ``REFUSE``: not now, give the request back (queue level: stays pending; pool level: returns
+  to the broker);
+- ``DROP``: never; the request gets a ``GATE_DROPPED`` result (the gate may supply its payload);
+- ``ERROR``: the gate could not decide (its store or signal failed); queue level leaves the
+  request pending, pool level writes ``GATE_ERROR``.
+
+Resources a gate takes (a quota slot) are registered in the request's :class:`Holdings` as a
+release callback (and optionally a lease renewal run by the claim heartbeat, decisions.md 15a).
+When a chain stops early, what it took is released in reverse order (house style 5).
+
+Budget (decisions.md 9): ``budget(now)`` in [0, 1]; a budget b becomes the in-flight target
+``ceil(b x W)`` for the pool of W workers the gate guards; 1 sets no cap.
+
+Times are scaled Unix seconds passed in by the caller. Standard library only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "CLASSIFICATION_LABEL",
+    "CONTINUE",
+    "REFUSE",
+    "WAIT",
+    "BudgetGate",
+    "Decision",
+    "Gate",
+    "GateRequest",
+    "Holdings",
+    "Release",
+    "Renew",
+    "Verdict",
+    "apply_chain",
+]
+
+log = logging.getLogger(__name__)
+
+CLASSIFICATION_LABEL = "classification"
+
+Release = Callable[[], Awaitable[None]]
+Renew = Callable[[float], Awaitable[None]]
+
+
+class Verdict(StrEnum):
+    """What a gate decided for one request."""
+
+    CONTINUE = "continue"
+    WAIT = "wait"
+    REFUSE = "refuse"
+    DROP = "drop"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A gate's answer. ``message`` explains ERROR / DROP; ``drop_payload`` replaces the
+    default ``{"error": ...}`` payload of a DROP result (tier-priority-admission's 429 body)."""
+
+    verdict: Verdict
+    message: str = ""
+    drop_payload: str | None = None
+
+    @property
+    def admitted(self) -> bool:
+        return self.verdict is Verdict.CONTINUE
+
+
+CONTINUE = Decision(Verdict.CONTINUE)
+WAIT = Decision(Verdict.WAIT)
+REFUSE = Decision(Verdict.REFUSE)
+
+
+@dataclass(slots=True)
+class GateRequest:
+    """What a gate sees of one request.
+
+    ``labels`` is mutable: a classifying gate writes ``labels["classification"]`` (``reserved``
+    or ``overflow``). ``holder`` is unique per admission attempt (request token + claim owner),
+    the quota holder token. ``deadline`` and ``lease_until`` are scaled Unix seconds.
+    """
+
+    request_id: str
+    request_token: str
+    holder: str
+    deadline: float
+    lease_until: float
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def classification(self) -> str | None:
+        return self.labels.get(CLASSIFICATION_LABEL)
+
+
+@dataclass(slots=True)
+class _Held:
+    release: Release
+    renew: Renew | None
+
+
+class Holdings:
+    """Resources acquired for one request: released once, in reverse order of acquisition."""
+
+    def __init__(self) -> None:
+        self._items: list[_Held] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, release: Release, renew: Renew | None = None) -> None:
+        """Register a release callback (and an optional lease renewal, scaled Unix seconds)."""
+        self._items.append(_Held(release, renew))
+
+    def mark(self) -> int:
+        """A point to roll back to."""
+        return len(self._items)
+
+    async def rollback(self, mark: int) -> None:
+        """Release everything acquired after ``mark``, newest first."""
+        while len(self._items) > mark:
+            held = self._items.pop()
+            await _run_release(held.release)
+
+    async def release_all(self) -> None:
+        """Release everything, newest first; safe to call twice."""
+        await self.rollback(0)
+
+    async def renew_all(self, lease_until: float) -> None:
+        """Extend every renewable holding to ``lease_until``."""
+        for held in list(self._items):
+            if held.renew is not None:
+                try:
+                    await held.renew(lease_until)
+                except Exception:  # a failed renewal must not stop the heartbeat
+                    log.warning("gate holding renewal failed", exc_info=True)
+
+
+async def _run_release(release: Release) -> None:
+    try:
+        await release()
+    except Exception:  # a failed release must not keep the others
+        log.warning("gate release failed", exc_info=True)
+
+
+@runtime_checkable
+class Gate(Protocol):
+    """An admission decision for queue or pool traffic."""
+
+    async def budget(self, now: float) -> float:
+        """Share of capacity this gate allows now, in [0, 1] (always a value, never raises)."""
+        ...
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        """Decide for one request; register what it acquired in ``holdings``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and background tasks."""
+        ...
+
+
+async def apply_chain(
+    gates: Sequence[Gate], request: GateRequest, holdings: Holdings, now: float
+) -> Decision:
+    """Apply ``gates`` in order; all-or-nothing: the first non-CONTINUE rolls back the chain."""
+    mark = holdings.mark()
+    for gate in gates:
+        decision = await gate.apply(request, holdings, now)
+        if not decision.admitted:
+            await holdings.rollback(mark)
+            return decision
+    return CONTINUE
+
+
+class BudgetGate:
+    """Base for budget-only gates: Apply refuses while the budget is 0."""
+
+    async def budget(self, now: float) -> float:
+        raise NotImplementedError
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        return REFUSE if await self.budget(now) <= 0 else CONTINUE
+
+    async def aclose(self) -> None:
+        return None
