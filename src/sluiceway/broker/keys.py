@@ -1,0 +1,136 @@
+"""Every Redis key sluiceway reads or writes (contracts section 3), in one place.
+
+Call sites never concatenate key strings: they ask a :class:`Keyspace` for a queue's keys, a
+request's markers or a quota's keys. With ``cluster=True`` the keys that one Lua script touches
+together are placed in one Redis Cluster slot with a hash tag:
+
+- a queue's claim keys, its invalid list and its retry set hash to the queue's own slot
+  (``{team-batch}:claimed`` lands where ``team-batch`` does, because a key without braces hashes
+  on its whole name);
+- a quota's holders ZSET lands in the slot of its STRING count.
+
+Standalone names are exactly the upstream names. In cluster mode the retry set is per queue
+(``{<queue>}:<retry_queue_name>``) so that parking a retry and dropping its claim stay atomic;
+documented in docs/brokers.md.
+"""
+
+from __future__ import annotations
+
+import binascii
+from dataclasses import dataclass
+
+__all__ = [
+    "CLAIM_KEY_SEPARATOR",
+    "DEFAULT_QUOTA_PREFIX",
+    "DEFAULT_RETRY_QUEUE",
+    "Keyspace",
+    "QueueKeys",
+    "QuotaKeys",
+    "claim_key",
+    "hash_tag",
+    "key_slot",
+    "split_claim_key",
+]
+
+DEFAULT_RETRY_QUEUE = "retry-sortedset"
+DEFAULT_QUOTA_PREFIX = "quota:"
+CLAIM_KEY_SEPARATOR = "\x00"
+
+_ACTIVE = "request-active:"
+_CANCEL = "request-cancel:"
+
+
+def claim_key(request_id: str, request_token: str) -> str:
+    """The claim key of one generation of a request: ``id + "\\x00" + request_token``."""
+    return f"{request_id}{CLAIM_KEY_SEPARATOR}{request_token}"
+
+
+def split_claim_key(key: str) -> tuple[str, str]:
+    """The (id, request_token) a claim key was made of."""
+    request_id, _, token = key.rpartition(CLAIM_KEY_SEPARATOR)
+    return request_id, token
+
+
+def key_slot(key: str) -> int:
+    """The Redis Cluster slot of ``key`` (CRC16-XMODEM of its hash tag, mod 16384)."""
+    return binascii.crc_hqx(hash_tag(key).encode(), 0) % 16384
+
+
+def hash_tag(key: str) -> str:
+    """The part of ``key`` Redis Cluster hashes: the first non-empty ``{...}``, else the key."""
+    start = key.find("{")
+    if start >= 0:
+        end = key.find("}", start + 1)
+        if end > start + 1:
+            return key[start + 1 : end]
+    return key
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """The keys of one request queue (sorted set) and its claim bookkeeping."""
+
+    pending: str
+    claimed: str
+    owners: str
+    claims_idx: str
+    invalid: str
+    retry: str
+
+    @property
+    def claim_keys(self) -> tuple[str, str, str]:
+        """(claimed, owners, claims_idx): the KEYS prefix every claim script takes."""
+        return (self.claimed, self.owners, self.claims_idx)
+
+
+@dataclass(frozen=True)
+class QuotaKeys:
+    """Concurrency mode: ``count`` STRING + ``holders`` ZSET; rate-limit mode: ``count`` ZSET."""
+
+    count: str
+    holders: str
+
+
+@dataclass(frozen=True)
+class Keyspace:
+    """Names keys for one deployment. ``cluster`` turns on hash tags (decisions.md 13)."""
+
+    cluster: bool = False
+    retry_queue_name: str = DEFAULT_RETRY_QUEUE
+
+    def _beside(self, key: str, suffix: str) -> str:
+        """``<key><suffix>``, placed in ``key``'s slot when in cluster mode."""
+        if not self.cluster or ("{" in key and hash_tag(key) != key):
+            return f"{key}{suffix}"
+        return f"{{{key}}}{suffix}"
+
+    def queue(self, queue_name: str) -> QueueKeys:
+        """Keys of the queue stored under ``queue_name``."""
+        retry = self._beside(queue_name, f":{self.retry_queue_name}")
+        return QueueKeys(
+            pending=queue_name,
+            claimed=self._beside(queue_name, ":claimed"),
+            owners=self._beside(queue_name, ":claim-owners"),
+            claims_idx=self._beside(queue_name, ":claims-idx"),
+            invalid=self._beside(queue_name, ":invalid"),
+            retry=retry if self.cluster else self.retry_queue_name,
+        )
+
+    def request_active(self, request_id: str) -> str:
+        """STRING: the current request token of ``request_id`` (TTL until its deadline)."""
+        return f"{_ACTIVE}{request_id}"
+
+    def request_cancel(self, request_id: str) -> str:
+        """STRING: the token of a cancelled generation of ``request_id`` (TTL 7 days)."""
+        return f"{_CANCEL}{request_id}"
+
+    def quota(self, attribute: str, value: str, *, prefix: str = DEFAULT_QUOTA_PREFIX) -> QuotaKeys:
+        """Keys of one quota, e.g. ``quota:team:premium`` and ``quota:team:premium:holders``."""
+        count = f"{prefix}{attribute}:{value}"
+        return QuotaKeys(count=count, holders=self._beside(count, ":holders"))
+
+    def same_slot(self, *keys: str) -> bool:
+        """True when every key hashes to one slot (always true standalone)."""
+        if not self.cluster:
+            return True
+        return len({key_slot(k) for k in keys}) <= 1

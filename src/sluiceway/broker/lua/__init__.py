@@ -1,0 +1,39 @@
+"""Lua scripts of the Redis broker and quota stores (house style 7: writes that must be atomic).
+
+Every script takes its keys through ``KEYS`` (never builds names) and ``now`` from the caller
+(decisions.md 1: scripts never call Redis ``TIME``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+
+__all__ = ["SCRIPT_NAMES", "source"]
+
+SCRIPT_NAMES = (
+    "ack",
+    "cancel",
+    "claim",
+    "clear_markers",
+    "drop_claim",
+    "move_due",
+    "quota_acquire",
+    "quota_reap",
+    "quota_release",
+    "quarantine",
+    "quota_renew",
+    "rate_limit",
+    "reclaim",
+    "release",
+    "renew",
+    "retry",
+)
+
+
+@cache
+def source(name: str) -> str:
+    """The text of ``<name>.lua``."""
+    if name not in SCRIPT_NAMES:
+        raise KeyError(f"unknown Lua script {name!r}")
+    return files(__package__).joinpath(f"{name}.lua").read_text(encoding="utf-8")

@@ -1,0 +1,392 @@
+"""The ``redis-sortedset`` broker: the upstream keys and formats with durable claims.
+
+Every state change is one Lua script from :mod:`sluiceway.broker.lua` over the keys of
+:mod:`sluiceway.broker.keys`, with ``now`` and lease instants from the caller (decisions.md 1).
+Delivery (decisions.md 13): on standalone Redis an entry is pending, claimed, parked for retry or
+answered, never two at once, and an ack pushes the result and drops the claim in one script
+fenced by the owner token. In cluster mode a result list in another slot is written
+renew-then-push-then-drop (at-least-once; results carry ``request_token``).
+
+Connection: a ``redis://`` / ``rediss://`` URL (AUTH as ``user:password@``, TLS by scheme, DB as
+the path), ``mode`` standalone | cluster | sentinel (``addrs``, ``master_name``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar, cast
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.commands.core import AsyncScript
+from redis.exceptions import RedisError, ResponseError
+
+from sluiceway.broker import lua
+from sluiceway.broker.base import (
+    ActiveMarker,
+    Broker,
+    BrokerOptions,
+    Claim,
+    Entry,
+    RenewOutcome,
+    ResultWrite,
+    retry_origin,
+)
+from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
+from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
+from sluiceway.errors import BrokerError, ConfigError
+
+__all__ = ["RedisBroker", "connect_redis", "open_redis_broker"]
+
+_log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+AnyRedis = Redis | RedisCluster
+_Rows = list[tuple[str, float]]
+_RENEW_STATUS = {1: RenewOutcome.RENEWED, 0: RenewOutcome.MISSING, -1: RenewOutcome.STOLEN}
+
+
+def _io(fn: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Turn redis-py errors into :class:`BrokerError` naming the operation."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except RedisError as exc:
+            raise BrokerError(f"redis {fn.__name__} failed: {exc}") from exc
+
+    return wrapper
+
+
+def _ms(wall_seconds: float | None) -> int:
+    """A wall-second TTL as whole milliseconds (at least 1); 0 means none."""
+    if not wall_seconds or wall_seconds <= 0:
+        return 0
+    return max(1, round(wall_seconds * 1000))
+
+
+def connect_redis(
+    url: str, *, mode: str = "standalone", addrs: Sequence[str] = (), master_name: str = ""
+) -> AnyRedis:
+    """A redis-py asyncio client for ``url`` (AUTH, TLS and DB come from the URL)."""
+    common: dict[str, Any] = {"decode_responses": True, "encoding_errors": "surrogateescape"}
+    if mode == "cluster":
+        return RedisCluster.from_url(url, **common)
+    if mode == "sentinel":
+        from redis.asyncio.sentinel import Sentinel
+
+        if not addrs or not master_name:
+            raise ConfigError("sentinel mode needs addrs and master_name", field="mode")
+        hosts = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
+        sentinel = Sentinel(hosts, **common)  # type: ignore[no-untyped-call]
+        return cast(Redis, sentinel.master_for(master_name))
+    if mode != "standalone":
+        raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
+    return Redis.from_url(url, **common)
+
+
+class RedisBroker:
+    """A :class:`~sluiceway.broker.base.Broker` over Redis sorted sets, lists and Lua."""
+
+    def __init__(self, client: AnyRedis, *, keyspace: Keyspace, waker: Waker) -> None:
+        self._client = client
+        self._keys = keyspace
+        self._waker = waker
+        self._queues: dict[str, QueueKeys] = {}
+        self._scripts: dict[str, AsyncScript] = {
+            name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
+        }
+
+    @property
+    def wake_mode(self) -> WakeMode:
+        """Whether arrivals wake consumers by keyspace events or by polling (decisions.md 12)."""
+        return self._waker.mode
+
+    @property
+    def client(self) -> AnyRedis:
+        """The underlying client (shared with Redis quota stores on the same server)."""
+        return self._client
+
+    @property
+    def keyspace(self) -> Keyspace:
+        return self._keys
+
+    def _q(self, queue: str) -> QueueKeys:
+        keys = self._queues.get(queue)
+        if keys is None:
+            keys = self._queues[queue] = self._keys.queue(queue)
+        return keys
+
+    async def _run(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        return await self._scripts[name](keys=list(keys), args=list(args))
+
+    # -- consumer side: entries -----------------------------------------------------------
+
+    @_io
+    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+        rows = await self._client.zrange(
+            self._q(queue).pending, "-inf", "+inf", byscore=True, offset=offset, num=limit,
+            withscores=True,
+        )  # fmt: skip
+        return [Entry(queue, str(member), float(score)) for member, score in cast(_Rows, rows)]
+
+    @_io
+    async def claim(
+        self, entry: Entry, *, key: str, owner: str, lease_until: float
+    ) -> Claim | None:
+        q = self._q(entry.queue)
+        won = await self._run(
+            "claim", (q.pending, *q.claim_keys), (entry.member, key, owner, lease_until)
+        )
+        if int(won) != 1:
+            return None
+        return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
+
+    @_io
+    async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
+        q = self._q(claim.queue)
+        out = await self._run(
+            "renew", (q.owners, q.claims_idx), (lease_until, claim.key, claim.owner)
+        )
+        return _RENEW_STATUS[int(out[0])]
+
+    @_io
+    async def ack(self, claim: Claim, result: ResultWrite) -> bool:
+        q = self._q(claim.queue)
+        active = self._keys.request_active(result.request_id)
+        cancel = self._keys.request_cancel(result.request_id)
+        args = (
+            claim.key,
+            claim.owner,
+            result.record,
+            _ms(result.expire_after),
+            result.request_token,
+        )
+        if self._keys.same_slot(q.claimed, result.destination, active, cancel):
+            keys = (*q.claim_keys, result.destination, active, cancel)
+            return int(await self._run("ack", keys, args)) == 1
+        if self._keys.same_slot(q.claimed, result.destination):
+            pushed = int(await self._run("ack", (*q.claim_keys, result.destination), args)) == 1
+        else:
+            pushed = await self._ack_across_slots(claim, q, result)
+        if pushed:
+            await self._clear_markers(result.request_id, result.request_token)
+        return pushed
+
+    async def _ack_across_slots(self, claim: Claim, q: QueueKeys, result: ResultWrite) -> bool:
+        """Cluster, result list in another slot: fence by renewing, push, then drop the claim.
+
+        A crash between the push and the drop redelivers the entry: at-least-once.
+        """
+        if await self.renew(claim, lease_until=claim.lease_until) is not RenewOutcome.RENEWED:
+            return False
+        await self._client.lpush(result.destination, result.record)
+        if ttl := _ms(result.expire_after):
+            await self._client.pexpire(result.destination, ttl)
+        await self._run("drop_claim", q.claim_keys, (claim.key, claim.owner))
+        return True
+
+    async def _clear_markers(self, request_id: str, token: str) -> None:
+        for key in (self._keys.request_active(request_id), self._keys.request_cancel(request_id)):
+            await self._run("clear_markers", (key,), (token,))
+
+    @_io
+    async def release(self, claim: Claim) -> bool:
+        q = self._q(claim.queue)
+        keys = (q.pending, *q.claim_keys)
+        done = int(await self._run("release", keys, (claim.key, claim.owner, claim.score))) == 1
+        if done:
+            self._waker.notify(q.pending)
+        return done
+
+    @_io
+    async def retry_after(self, claim: Claim, *, member: str, due: float) -> bool:
+        q = self._q(claim.queue)
+        keys = (*q.claim_keys, q.retry)
+        return int(await self._run("retry", keys, (claim.key, claim.owner, member, due))) == 1
+
+    def _retry_sets(self, fallback_queue: str) -> list[str]:
+        if not self._keys.cluster:
+            return [self._keys.retry_queue_name]
+        queues = {*self._queues, fallback_queue}
+        return sorted({self._q(name).retry for name in queues})
+
+    @_io
+    async def move_due_retries(self, now: float, limit: int, *, fallback_queue: str) -> int:
+        moved = 0
+        for retry_key in self._retry_sets(fallback_queue):
+            due = await self._client.zrange(
+                retry_key, "-inf", now, byscore=True, offset=0, num=limit - moved
+            )
+            moves = [self._move_one(retry_key, str(m), now, fallback_queue) for m in due]
+            moved += sum(await asyncio.gather(*moves))
+            if moved >= limit:
+                break
+        return moved
+
+    async def _move_one(self, retry_key: str, member: str, now: float, fallback: str) -> int:
+        origin = retry_origin(member)
+        queue, score = origin if origin is not None else (fallback, now)
+        pending = self._q(queue).pending
+        moved = int(await self._run("move_due", (retry_key, pending), (member, score)))
+        if moved:
+            self._waker.notify(pending)
+        return moved
+
+    @_io
+    async def next_retry_due(self) -> float | None:
+        best: float | None = None
+        for retry_key in self._retry_sets(next(iter(self._queues), "")):
+            head = await self._client.zrange(retry_key, 0, 0, withscores=True)
+            if head and (best is None or float(head[0][1]) < best):
+                best = float(head[0][1])
+        return best
+
+    @_io
+    async def reclaim_expired(self, queue: str, now: float, limit: int) -> int:
+        q = self._q(queue)
+        count = int(await self._run("reclaim", (q.pending, *q.claim_keys), (now, limit)))
+        if count:
+            self._waker.notify(q.pending)
+        return count
+
+    @_io
+    async def quarantine(self, entry: Entry) -> bool:
+        q = self._q(entry.queue)
+        return int(await self._run("quarantine", (q.pending, q.invalid), (entry.member,))) == 1
+
+    @_io
+    async def backlog(self, queue: str) -> int:
+        return int(await self._client.zcard(self._q(queue).pending))
+
+    @_io
+    async def count_due(self, queue: str, limits: Sequence[float]) -> list[int]:
+        pending = self._q(queue).pending
+        pipe = self._client.pipeline(transaction=False)
+        for limit in limits:
+            pipe.zcount(pending, "-inf", limit)
+        return [int(n) for n in await pipe.execute()]
+
+    @_io
+    async def is_cancelled(self, request_id: str, request_token: str) -> bool:
+        marker = await self._client.get(self._keys.request_cancel(request_id))
+        return marker is not None and marker == request_token
+
+    async def wait_for_work(self, queues: Sequence[str], block_for: float) -> bool:
+        return await self._waker.wait([self._q(q).pending for q in queues], block_for)
+
+    # -- producer side ---------------------------------------------------------------------
+
+    @_io
+    async def enqueue(
+        self,
+        queue: str,
+        entries: Sequence[tuple[str, float]],
+        *,
+        markers: Sequence[ActiveMarker] = (),
+    ) -> int:
+        pending = self._q(queue).pending
+        pipe = self._client.pipeline(transaction=not self._keys.cluster)
+        for marker in markers:
+            pipe.delete(self._keys.request_cancel(marker.request_id))
+            active = self._keys.request_active(marker.request_id)
+            pipe.set(active, marker.request_token, px=_ms(marker.expire_after) or None)
+        if entries:
+            pipe.zadd(pending, {member: score for member, score in entries})
+        replies = await pipe.execute()
+        self._waker.notify(pending)
+        return int(replies[-1]) if entries else 0
+
+    @_io
+    async def cancel(self, request_id: str, *, expire_after: float) -> bool:
+        active = self._keys.request_active(request_id)
+        cancel = self._keys.request_cancel(request_id)
+        ttl = _ms(expire_after)
+        if self._keys.same_slot(active, cancel):
+            return int(await self._run("cancel", (active, cancel), (ttl,))) == 1
+        token = await self._client.get(active)
+        if token is None:
+            return False
+        await self._client.set(cancel, token, px=ttl)
+        return True
+
+    @_io
+    async def pop_result(self, destination: str, block_for: float) -> str | None:
+        if block_for <= 0:
+            return cast(str | None, await self._client.rpop(destination))
+        reply = await self._client.brpop([destination], timeout=block_for)
+        return None if reply is None else cast(str, reply[1])
+
+    @_io
+    async def result_count(self, destination: str) -> int:
+        return int(await self._client.llen(destination))
+
+    async def ping(self) -> None:
+        try:
+            await self._client.ping()
+        except (RedisError, OSError) as exc:
+            raise BrokerError(f"redis unreachable: {exc}") from exc
+
+    async def aclose(self) -> None:
+        await self._waker.aclose()
+        await self._client.aclose()
+
+
+async def _notify_flags(client: AnyRedis) -> str:
+    """``notify-keyspace-events`` of the server, or "" when CONFIG is not allowed."""
+    try:
+        reply = await client.config_get("notify-keyspace-events")
+    except ResponseError:
+        return ""
+    return str(reply.get("notify-keyspace-events", ""))
+
+
+async def make_waker(client: AnyRedis, *, cluster: bool) -> Waker:
+    """The wake-up mode this server allows (decisions.md 12), logged once."""
+    flags = "" if cluster else await _notify_flags(client)
+    mode = mode_for_flags(flags)
+    _log.info("redis broker wake-up mode: %s (notify-keyspace-events=%r)", mode.value, flags)
+    if mode is WakeMode.POLLING:
+        return PollWaker()
+    db = int(cast(Redis, client).connection_pool.connection_kwargs.get("db", 0) or 0)
+    return EventWaker(client.pubsub(), flags=flags, db=db)
+
+
+def _url(options: BrokerOptions) -> str:
+    url = options.url or str(options.settings.get("url") or "") or os.environ.get("REDIS_URL", "")
+    if not url:
+        raise ConfigError("redis-sortedset needs a url (or REDIS_URL)", field="url")
+    return url
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+async def open_redis_broker(options: BrokerOptions) -> Broker:
+    """Open the ``redis-sortedset`` broker described by ``options`` (transport config keys)."""
+    settings: Mapping[str, object] = options.settings
+    mode = str(settings.get("mode") or "standalone")
+    client = connect_redis(
+        _url(options),
+        mode=mode,
+        addrs=_strings(settings.get("addrs")),
+        master_name=str(settings.get("master_name") or ""),
+    )
+    retry = str(settings.get("retry_queue_name") or DEFAULT_RETRY_QUEUE)
+    keyspace = Keyspace(cluster=mode == "cluster", retry_queue_name=retry)
+    try:
+        await client.ping()
+        waker = await make_waker(client, cluster=keyspace.cluster)
+    except (RedisError, OSError) as exc:
+        await client.aclose()
+        raise BrokerError(f"redis unreachable at open: {exc}") from exc
+    return RedisBroker(client, keyspace=keyspace, waker=waker)

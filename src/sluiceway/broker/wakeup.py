@@ -1,0 +1,165 @@
+"""Wake-ups on arrivals: Redis keyspace notifications when allowed, else polling (decisions.md 12).
+
+At start the broker reads ``notify-keyspace-events``. When the flags publish sorted-set events
+(``z`` or ``A``) on keyspace (``K``) or keyevent (``E``) channels, a waiter wakes on the ZADD
+that put an entry into one of its queues; otherwise (flags off, ``CONFIG`` forbidden as on many
+managed services, cluster mode) it sleeps the poll interval. The mode is exported and logged
+once by the owner of the :class:`Waker`.
+
+Events are a speed-up, never a correctness requirement: a waiter always returns after its
+timeout, and a missed or spurious wake-up only costs one empty peek.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import Any
+
+__all__ = ["EventWaker", "PollWaker", "WakeMode", "Waker", "mode_for_flags", "subscription_for"]
+
+_log = logging.getLogger(__name__)
+
+# Redis events that put an entry into a sorted set.
+_ARRIVAL_EVENTS = frozenset({"zadd", "zincr", "zunionstore", "zinterstore", "zdiffstore"})
+
+
+class WakeMode(Enum):
+    """How the broker learns about arrivals."""
+
+    EVENTS = "events"
+    POLLING = "polling"
+
+
+def mode_for_flags(flags: str) -> WakeMode:
+    """EVENTS when ``notify-keyspace-events`` flags publish sorted-set events, else POLLING."""
+    has_class = "z" in flags or "A" in flags
+    has_channel = "K" in flags or "E" in flags
+    return WakeMode.EVENTS if has_class and has_channel else WakeMode.POLLING
+
+
+def subscription_for(flags: str, db: int, keys: Iterable[str]) -> list[str]:
+    """Channels to subscribe: one keyspace channel per key (``K``) or the zadd keyevent (``E``)."""
+    if "K" in flags:
+        return [f"__keyspace@{db}__:{key}" for key in keys]
+    return [f"__keyevent@{db}__:zadd"]
+
+
+class Waker:
+    """Common face of the two modes: ``wait(keys, timeout)`` returns True when woken."""
+
+    mode: WakeMode
+
+    async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
+        raise NotImplementedError
+
+    def notify(self, key: str) -> None:
+        """A local arrival (this process wrote ``key``); wakes local waiters at once."""
+
+    async def aclose(self) -> None:
+        """Stop listening."""
+
+
+class PollWaker(Waker):
+    """Sleeps the timeout; local arrivals still wake local waiters early."""
+
+    mode = WakeMode.POLLING
+
+    def __init__(self) -> None:
+        self._waiters: list[tuple[frozenset[str], asyncio.Future[bool]]] = []
+
+    async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        item = (frozenset(keys), fut)
+        self._waiters.append(item)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            return False
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(item)
+
+    def notify(self, key: str) -> None:
+        for watched, fut in list(self._waiters):
+            if key in watched and not fut.done():
+                fut.set_result(True)
+
+
+class EventWaker(PollWaker):
+    """Listens to keyspace notifications on one dedicated Pub/Sub connection.
+
+    ``pubsub`` is a redis-py asyncio ``PubSub``; channels are added as new queues are waited on.
+    If the connection breaks, waiters fall back to their timeouts until the next ``wait``
+    restarts the listener.
+    """
+
+    mode = WakeMode.EVENTS
+
+    def __init__(self, pubsub: Any, *, flags: str, db: int) -> None:
+        super().__init__()
+        self._pubsub = pubsub
+        self._flags = flags
+        self._db = db
+        self._channels: set[str] = set()
+        self._keys: set[str] = set()
+        self._reader: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    async def watch(self, keys: Iterable[str]) -> None:
+        """Subscribe to arrivals on ``keys`` (idempotent); starts the listener if needed."""
+        async with self._lock:
+            self._keys.update(keys)
+            wanted = set(subscription_for(self._flags, self._db, self._keys))
+            new = sorted(wanted - self._channels)
+            if new:
+                await self._pubsub.subscribe(*new)
+                self._channels.update(new)
+            if self._reader is None or self._reader.done():
+                self._reader = asyncio.create_task(self._listen(), name="keyspace-listener")
+
+    async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
+        try:
+            await self.watch(keys)
+        except Exception as exc:  # a broken subscription must not stop the consumer
+            _log.warning("keyspace subscription failed, polling this round: %s", exc)
+        return await super().wait(keys, timeout)
+
+    async def _listen(self) -> None:
+        try:
+            while True:
+                msg = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
+                if msg is not None:
+                    self._on_message(msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            _log.warning("keyspace listener stopped: %s", exc)
+            self._channels.clear()
+
+    def _on_message(self, msg: dict[str, Any]) -> None:
+        channel = _text(msg.get("channel"))
+        data = _text(msg.get("data"))
+        if channel.startswith("__keyspace@"):
+            key, event = channel.split(":", 1)[1], data
+        else:
+            key, event = data, channel.rsplit(":", 1)[1]
+        if event in _ARRIVAL_EVENTS:
+            self.notify(key)
+
+    async def aclose(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+        with contextlib.suppress(Exception):
+            await self._pubsub.aclose()
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
