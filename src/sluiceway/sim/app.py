@@ -1,0 +1,248 @@
+"""HTTP face of one simulated model server (aiohttp.web): OpenAI endpoints, metrics, admin.
+
+aiohttp.web is used because it is the fastest here at emitting SSE from the server itself
+(reference/python-ecosystem.md 2) and the runner is started with handler cancellation on, so a
+client that goes away cancels its handler and the request is aborted in the engine at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+import uuid
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from sluiceway.clock import Clock
+from sluiceway.errors import ConfigError
+from sluiceway.sim.config import RUNTIME_FIELDS, SimConfig
+from sluiceway.sim.engine import Engine
+from sluiceway.sim.failures import (
+    AttemptLedger,
+    Failure,
+    attempt_key,
+    header_failure,
+    parse_return_error,
+    pick_injected_failure,
+)
+from sluiceway.sim.metrics import CONTENT_TYPE, render_metrics
+from sluiceway.sim.protocol import (
+    DONE_EVENT,
+    ApiError,
+    ChunkFormat,
+    Kind,
+    Parsed,
+    error_body,
+    parse_request,
+)
+from sluiceway.sim.runner import EngineRunner, TokenStream
+from sluiceway.sim.sequence import Admission, SimRequest
+from sluiceway.sim.tokenizer import detokenize_one
+
+__all__ = ["SimInstance"]
+
+_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+
+
+class SimInstance:
+    """One model server: engine, step loop and the aiohttp application serving it."""
+
+    def __init__(self, config: SimConfig, clock: Clock, *, index: int = 0) -> None:
+        self.engine = Engine(config)
+        self.runner = EngineRunner(self.engine, clock)
+        self.clock = clock
+        self._ledger = AttemptLedger()
+        self._rng = random.Random(config.seed * 1_000_003 + index)
+        self._ids = itertools.count()
+        self.app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.app.router.add_post("/v1/completions", self._completions)
+        self.app.router.add_post("/v1/chat/completions", self._chat)
+        self.app.router.add_get("/v1/models", self._models)
+        self.app.router.add_get("/health", self._health)
+        self.app.router.add_get("/healthz", self._health)
+        self.app.router.add_get("/metrics", self._metrics)
+        self.app.router.add_get("/admin/config", self._get_config)
+        self.app.router.add_post("/admin/config", self._post_config)
+
+    @property
+    def config(self) -> SimConfig:
+        return self.engine.config
+
+    # -- generation ---------------------------------------------------------------------------
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, "completion")
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, "chat")
+
+    async def _generate(self, request: web.Request, kind: Kind) -> web.StreamResponse:
+        body = await request.read()
+        failure = self._failure(request, body)
+        if isinstance(failure, ApiError):
+            return _error(failure)
+        if failure is not None:
+            return _failure_response(failure)
+        parsed = parse_request(body, kind, self.config)
+        if isinstance(parsed, ApiError):
+            return _error(parsed)
+        sim_request = SimRequest(
+            request_id=str(next(self._ids)),
+            prompt=parsed.prompt,
+            max_tokens=parsed.max_tokens,
+            priority=parsed.priority,
+            ignore_eos=parsed.ignore_eos,
+            labels=self._labels(request),
+        )
+        outcome, stream = self.runner.submit(sim_request)
+        if stream is None:
+            return _error(_refusal(outcome))
+        try:
+            return await self._respond(request, parsed, stream)
+        finally:
+            if stream.seq.finished:
+                self.runner.release(sim_request.request_id)
+            else:
+                self.runner.abort(sim_request.request_id)
+
+    def _failure(self, request: web.Request, body: bytes) -> Failure | ApiError | None:
+        header = request.headers.get("X-Return-Error")
+        if header is not None:
+            try:
+                spec = parse_return_error(header)
+            except ValueError as exc:
+                return ApiError(400, f"bad X-Return-Error header: {exc}", param="X-Return-Error")
+            key = attempt_key(request.headers.get("x-request-id"), body)
+            if self._ledger.fails(key, spec):
+                return header_failure(spec)
+            return None
+        return pick_injected_failure(self.config, self._rng)
+
+    def _labels(self, request: web.Request) -> tuple[tuple[str, str], ...]:
+        found = ((h, request.headers.get(h)) for h in self.config.label_headers)
+        return tuple((h, v) for h, v in found if v is not None)
+
+    async def _respond(
+        self, request: web.Request, parsed: Parsed, stream: TokenStream
+    ) -> web.StreamResponse:
+        fmt = ChunkFormat(
+            parsed.kind, _response_id(parsed.kind), int(self.clock.now()), self.config.model
+        )
+        headers = _echo_id(request)
+        if parsed.stream:
+            return await self._stream(request, parsed, stream, fmt, headers)
+        while not stream.done:
+            await stream.next_tokens()
+        seq = stream.seq
+        text = "".join(detokenize_one(t) for t in seq.output)
+        body = fmt.full_response(text, seq.finish_reason, len(parsed.prompt), len(seq.output))
+        return web.Response(body=body, content_type="application/json", headers=headers)
+
+    async def _stream(
+        self,
+        request: web.Request,
+        parsed: Parsed,
+        stream: TokenStream,
+        fmt: ChunkFormat,
+        headers: dict[str, str],
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={**_SSE_HEADERS, **headers})
+        await response.prepare(request)
+        seq = stream.seq
+        while not stream.done:
+            start = stream.sent
+            tokens = await stream.next_tokens()
+            last = len(seq.output) if seq.finished else -1
+            events = [
+                fmt.token_event(
+                    detokenize_one(tok),
+                    first=start + i == 0,
+                    finish_reason=seq.finish_reason if start + i + 1 == last else None,
+                )
+                for i, tok in enumerate(tokens)
+            ]
+            await response.write(b"".join(events))
+        tail = fmt.usage_event(len(parsed.prompt), len(seq.output)) if parsed.include_usage else b""
+        await response.write(tail + DONE_EVENT)
+        await response.write_eof()
+        return response
+
+    # -- the rest -----------------------------------------------------------------------------
+
+    async def _models(self, request: web.Request) -> web.Response:
+        cfg = self.config
+        model = {
+            "id": cfg.model,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "sluiceway-sim",
+            "root": cfg.model,
+            "max_model_len": cfg.max_model_len,
+        }
+        return web.json_response({"object": "list", "data": [model]}, dumps=_dumps)
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=render_metrics(self.engine).encode(), headers={"Content-Type": CONTENT_TYPE}
+        )
+
+    async def _get_config(self, request: web.Request) -> web.Response:
+        return web.json_response(self.config.as_dict(), dumps=_dumps)
+
+    async def _post_config(self, request: web.Request) -> web.Response:
+        try:
+            changes = orjson.loads(await request.read())
+        except orjson.JSONDecodeError as exc:
+            return _error(ApiError(400, f"malformed JSON body: {exc}"))
+        if not isinstance(changes, dict):
+            return _error(ApiError(400, "body must be a JSON object of settings"))
+        try:
+            config = self._apply(changes)
+        except ConfigError as exc:
+            return _error(ApiError(400, str(exc), param=exc.field))
+        self.engine.update_config(config)
+        self.runner.poke()
+        return web.json_response(config.as_dict(), dumps=_dumps)
+
+    def _apply(self, changes: dict[str, Any]) -> SimConfig:
+        for key in changes:
+            if key.replace("-", "_") not in RUNTIME_FIELDS:
+                raise ConfigError("cannot be changed at run time", field=key)
+        return self.config.replace(changes)
+
+
+def _refusal(outcome: Admission) -> ApiError:
+    if outcome is Admission.QUEUE_FULL:
+        return ApiError(429, "waiting queue is full", "RateLimitError")
+    return ApiError(400, "request does not fit max_model_len or the KV-cache pool")
+
+
+def _error(err: ApiError) -> web.Response:
+    return web.Response(status=err.status, body=error_body(err), content_type="application/json")
+
+
+def _failure_response(failure: Failure) -> web.Response:
+    err = ApiError(failure.status, failure.message, failure.type)
+    response = _error(err)
+    if failure.retry_after is not None:
+        response.headers["Retry-After"] = failure.retry_after
+    return response
+
+
+def _echo_id(request: web.Request) -> dict[str, str]:
+    value = request.headers.get("x-request-id")
+    return {"x-request-id": value} if value else {}
+
+
+def _response_id(kind: Kind) -> str:
+    return ("chatcmpl-" if kind == "chat" else "cmpl-") + uuid.uuid4().hex
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()

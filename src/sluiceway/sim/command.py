@@ -1,0 +1,108 @@
+"""``sluiceway sim``: serve K simulated model servers (vLLM and llm-d-inference-sim flags).
+
+Latency flags take a duration with a unit (``12ms``, ``0.03s``, ``250us``); a bare number is
+milliseconds, as llm-d-inference-sim's integer flags. Values are scaled seconds (--time-scale).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Annotated, Any
+
+import typer
+
+from sluiceway.errors import ConfigError
+from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+
+__all__ = ["parse_duration", "register"]
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(us|µs|ms|s|m)?\s*$")
+_UNIT_SECONDS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, None: 1e-3}
+_DURATION_FLAGS = (
+    "time_to_first_token",
+    "inter_token_latency",
+    "prefill_overhead",
+    "prefill_time_per_token",
+)
+
+
+def parse_duration(text: str, flag: str) -> float:
+    """Seconds from ``12ms`` / ``0.5s`` / ``250us`` / ``12`` (bare = milliseconds)."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ConfigError(f"not a duration: {text!r} (e.g. 12ms, 0.5s)", field=flag)
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+Opt = typer.Option
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sluiceway sim``."""
+    app.command("sim")(sim)
+
+
+def sim(
+    port: Port = 0,
+    instances: Annotated[int, Opt("--instances", min=1, help="Engines, one port each.")] = 1,
+    time_scale: TimeScale = 1.0,
+    time_anchor: TimeAnchor = None,
+    ports_file: PortsFile = None,
+    host: Annotated[str, Opt("--host")] = "127.0.0.1",
+    seed: Annotated[int, Opt("--seed")] = 0,
+    profile: Annotated[str, Opt("--profile", help="guide-pool | h100-8b | default")] = "default",
+    model: Annotated[str | None, Opt("--model")] = None,
+    max_num_seqs: Annotated[int | None, Opt("--max-num-seqs")] = None,
+    max_model_len: Annotated[int | None, Opt("--max-model-len")] = None,
+    block_size: Annotated[int | None, Opt("--block-size")] = None,
+    num_gpu_blocks: Annotated[int | None, Opt("--num-gpu-blocks")] = None,
+    scheduling_policy: Annotated[str | None, Opt("--scheduling-policy")] = None,
+    max_waiting_queue_length: Annotated[int | None, Opt("--max-waiting-queue-length")] = None,
+    time_to_first_token: Annotated[str | None, Opt("--time-to-first-token")] = None,
+    inter_token_latency: Annotated[str | None, Opt("--inter-token-latency")] = None,
+    prefill_overhead: Annotated[str | None, Opt("--prefill-overhead")] = None,
+    prefill_time_per_token: Annotated[str | None, Opt("--prefill-time-per-token")] = None,
+    time_factor_under_load: Annotated[float | None, Opt("--time-factor-under-load")] = None,
+    failure_injection_rate: Annotated[float | None, Opt("--failure-injection-rate")] = None,
+    failure_types: Annotated[list[str] | None, Opt("--failure-types")] = None,
+    failure_retry_after: Annotated[str | None, Opt("--failure-retry-after")] = None,
+    label_header: Annotated[list[str] | None, Opt("--label-header")] = None,
+    eos_probability: Annotated[float | None, Opt("--eos-probability")] = None,
+    no_prefix_caching: Annotated[bool, Opt("--no-enable-prefix-caching")] = False,
+) -> None:
+    """Serve simulated vLLM model servers on loopback (or --host)."""
+    given = {k: v for k, v in locals().items() if v is not None}
+    try:
+        config = _config(given)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    from sluiceway.sim.serve import serve_forever
+
+    clock = make_clock(time_scale, time_anchor)
+    asyncio.run(serve_forever(config, instances, clock, host, port, ports_file))
+
+
+def _config(given: dict[str, Any]) -> Any:
+    from sluiceway.sim.config import SimConfig
+
+    overrides: dict[str, Any] = {"seed": given["seed"]}
+    for name in (
+        "model", "max_num_seqs", "max_model_len", "block_size", "num_gpu_blocks",
+        "scheduling_policy", "max_waiting_queue_length", "time_factor_under_load",
+        "failure_injection_rate", "failure_retry_after", "eos_probability",
+    ):  # fmt: skip
+        if name in given:
+            overrides[name] = given[name]
+    for name in _DURATION_FLAGS:
+        if name in given:
+            overrides[name] = parse_duration(given[name], "--" + name.replace("_", "-"))
+    if given.get("failure_types"):
+        types = [t for item in given["failure_types"] for t in item.split(",") if t]
+        overrides["failure_types"] = tuple(types)
+    if given.get("label_header"):
+        overrides["label_headers"] = tuple(given["label_header"])
+    if given.get("no_prefix_caching"):
+        overrides["enable_prefix_caching"] = False
+    return SimConfig.from_profile(given["profile"], **overrides)

@@ -1,0 +1,133 @@
+"""The asyncio driver of one engine: steps it when a token is due or when work arrives.
+
+The loop sleeps until ``engine.next_due()`` (on the Clock, so a time scale speeds it up) or
+until a submit/abort wakes it, steps the engine at the clock's now, and wakes the streams of
+the sequences that moved. No polling: an idle engine sleeps until the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from sluiceway.clock import Clock, RealClock
+from sluiceway.sim.engine import Engine
+from sluiceway.sim.sequence import Admission, Sequence, SimRequest
+
+__all__ = ["EngineRunner", "TokenStream"]
+
+
+class TokenStream:
+    """The client side of one request: wait for new tokens, read them off the sequence."""
+
+    __slots__ = ("_waiter", "sent", "seq")
+
+    def __init__(self, seq: Sequence) -> None:
+        self.seq = seq
+        self.sent = 0
+        self._waiter: asyncio.Future[None] | None = None
+
+    def notify(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def next_tokens(self) -> list[int]:
+        """Tokens produced since the last call (waits for at least one, or the finish)."""
+        seq = self.seq
+        while len(seq.output) == self.sent and not seq.finished:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+            self._waiter = None
+        tokens = seq.output[self.sent :]
+        self.sent = len(seq.output)
+        return tokens
+
+    @property
+    def done(self) -> bool:
+        return self.seq.finished and self.sent == len(self.seq.output)
+
+
+class EngineRunner:
+    """Owns the step loop of one engine on one clock."""
+
+    def __init__(self, engine: Engine, clock: Clock) -> None:
+        self.engine = engine
+        self.clock = clock
+        self._streams: dict[str, TokenStream] = {}
+        self._wake: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="sim-engine")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def submit(self, request: SimRequest) -> tuple[Admission, TokenStream | None]:
+        """Hand a request to the engine; the stream yields its tokens as they are due."""
+        outcome = self.engine.submit(request, self.clock.monotonic())
+        if outcome is not Admission.ACCEPTED:
+            return outcome, None
+        seq = self.engine.sequence(request.request_id)
+        assert seq is not None  # just accepted
+        stream = self._streams[request.request_id] = TokenStream(seq)
+        self.poke()
+        return outcome, stream
+
+    def abort(self, request_id: str) -> None:
+        """Cancel a request (client gone): its slot and blocks are free for the next step."""
+        self._streams.pop(request_id, None)
+        if self.engine.abort(request_id, self.clock.monotonic()):
+            self.poke()
+
+    def release(self, request_id: str) -> None:
+        """Forget a finished request's stream."""
+        self._streams.pop(request_id, None)
+
+    def poke(self) -> None:
+        """Wake the step loop (new work, or settings changed)."""
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            for seq in self.engine.step(self.clock.monotonic()):
+                stream = self._streams.get(seq.request_id)
+                if stream is not None:
+                    stream.notify()
+            self._wake = loop.create_future()
+            due = self.engine.next_due()
+            if due is None:
+                await self._wake
+            else:
+                await self._sleep_until(due, self._wake)
+
+    async def _sleep_until(self, due: float, wake: asyncio.Future[None]) -> None:
+        delay = due - self.clock.monotonic()
+        if isinstance(self.clock, RealClock):
+            handle = asyncio.get_running_loop().call_later(
+                max(0.0, self.clock.to_wall(delay)), _resolve, wake
+            )
+            try:
+                await wake
+            finally:
+                handle.cancel()
+            return
+        timer = asyncio.ensure_future(self.clock.sleep(delay))
+        timer.add_done_callback(lambda _: _resolve(wake))
+        try:
+            await wake
+        finally:
+            timer.cancel()
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)

@@ -1,0 +1,31 @@
+"""The long-running form of the simulator behind ``sluiceway sim``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from sluiceway.clock import Clock
+from sluiceway.ports import PortAnnouncer
+from sluiceway.sim.config import SimConfig
+from sluiceway.sim.server import running_simulator
+
+__all__ = ["serve_forever"]
+
+
+async def serve_forever(
+    config: SimConfig,
+    instances: int,
+    clock: Clock,
+    host: str,
+    port: int,
+    ports_file: Path | None,
+) -> None:
+    """Serve until cancelled (Ctrl-C), announcing ``listening sim-<i> <url>`` per instance."""
+    announcer = PortAnnouncer(ports_file)
+    async with running_simulator(
+        config, instances=instances, clock=clock, host=host, port=port
+    ) as pool:
+        for index, url in enumerate(pool.urls):
+            announcer.announce(f"sim-{index}", url)
+        await asyncio.Event().wait()

@@ -1,0 +1,73 @@
+"""Start K simulated model servers in this process, one port each (a pool)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from sluiceway.clock import Clock, RealClock
+from sluiceway.sim.app import SimInstance
+from sluiceway.sim.config import SimConfig
+from sluiceway.sim.engine import Engine
+
+__all__ = ["SimPool", "running_simulator"]
+
+
+@dataclass
+class SimPool:
+    """Running simulators: ``urls[i]`` serves ``engines[i]``."""
+
+    urls: list[str] = field(default_factory=list)
+    instances: list[SimInstance] = field(default_factory=list)
+
+    @property
+    def engines(self) -> list[Engine]:
+        return [inst.engine for inst in self.instances]
+
+    def set_config(self, **changes: object) -> None:
+        """Change run-time settings on every instance (as POST /admin/config does)."""
+        for inst in self.instances:
+            inst.engine.update_config(inst.config.replace(changes))
+            inst.runner.poke()
+
+
+@asynccontextmanager
+async def running_simulator(
+    config: SimConfig | None = None,
+    *,
+    instances: int = 1,
+    clock: Clock | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> AsyncIterator[SimPool]:
+    """Serve ``instances`` simulators on ``host``; ports ``port + i``, or free ones for 0."""
+    config = config or SimConfig()
+    clock = clock or RealClock()
+    pool = SimPool()
+    runners: list[web.AppRunner] = []
+    try:
+        for index in range(instances):
+            inst = SimInstance(config, clock, index=index)
+            runner = web.AppRunner(inst.app, handler_cancellation=True, access_log=None)
+            await runner.setup()
+            runners.append(runner)
+            site = web.TCPSite(runner, host, port + index if port else 0)
+            await site.start()
+            inst.runner.start()
+            pool.instances.append(inst)
+            pool.urls.append(_url(runner, host))
+        yield pool
+    finally:
+        for inst in pool.instances:
+            await inst.runner.stop()
+        for runner in reversed(runners):
+            await runner.cleanup()
+
+
+def _url(runner: web.AppRunner, host: str) -> str:
+    sockets = runner.addresses
+    bound_port = sockets[0][1]
+    return f"http://{host}:{bound_port}"
