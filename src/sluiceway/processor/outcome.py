@@ -1,0 +1,183 @@
+"""What one upstream attempt means: finish with a result, or retry later (pure).
+
+Classes follow llm-d-async (reference 6.3) with one deliberate change (section 12.4):
+connection errors and per-attempt timeouts are retried too, up to ``max_connect_errors`` in a
+row. ``max_attempts`` caps all attempts of a request (None = until the deadline, as upstream).
+When retrying is over because of the deadline, the last HTTP answer is the result if there was
+one, else ``DEADLINE_EXCEEDED``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sluiceway.processor.retry import plan_retry
+from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
+
+__all__ = [
+    "Attempt",
+    "AttemptKind",
+    "Category",
+    "Finish",
+    "HttpAnswer",
+    "Retry",
+    "RetryPolicy",
+    "Step",
+    "categorize",
+    "decide",
+]
+
+
+class AttemptKind(StrEnum):
+    """How an attempt ended on the wire."""
+
+    HTTP = "http"  # an HTTP answer arrived (any status)
+    CONNECT_ERROR = "connect_error"  # refused, reset, DNS, body read failure before a status
+    TIMEOUT = "timeout"  # the per-attempt timeout passed
+
+
+class Category(StrEnum):
+    """Outcome class of an attempt (upstream ``error.category`` values plus ``TRANSPORT``)."""
+
+    SUCCESS = "SUCCESS"
+    RATE_LIMIT = "RATE_LIMIT"
+    INVALID_REQ = "INVALID_REQ"
+    SERVER_ERROR = "SERVER_ERROR"
+    TRANSPORT = "TRANSPORT"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpAnswer:
+    """An HTTP answer kept for the last-answer rule: status and body text."""
+
+    status: int
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One attempt's facts. ``retry_after`` in scaled seconds; ``error`` describes failures."""
+
+    kind: AttemptKind
+    answer: HttpAnswer | None = None
+    retry_after: float | None = None
+    dropped_reason: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Per-queue retry limits (decisions.md 27): None = unlimited attempts."""
+
+    max_attempts: int | None = None
+    max_connect_errors: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Write ``result``; ``counter`` names the outcome counter to bump."""
+
+    result: ResultRecord
+    counter: str  # successful | failed | exceeded_deadline
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Try again after ``delay`` scaled seconds."""
+
+    delay: float
+
+
+Step = Finish | Retry
+
+
+def categorize(attempt: Attempt) -> Category:
+    """The outcome class of an attempt."""
+    if attempt.answer is None:
+        return Category.TRANSPORT
+    status = attempt.answer.status
+    if status < 400:
+        return Category.SUCCESS
+    if status == 429:
+        return Category.RATE_LIMIT
+    if status < 500:
+        return Category.INVALID_REQ
+    return Category.SERVER_ERROR
+
+
+def _http_result(request_id: str, answer: HttpAnswer, token: str) -> ResultRecord:
+    return ResultRecord.ok(request_id, answer.status, answer.body, request_token=token)
+
+
+def _error_text(attempt: Attempt) -> str:
+    text = f"{attempt.error or attempt.kind.value}"
+    if attempt.dropped_reason:
+        text = f"{text} (dropped: {attempt.dropped_reason})"
+    return text
+
+
+def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Attempt) -> Finish:
+    if last is not None:
+        return Finish(_http_result(request_id, last, token), "exceeded_deadline")
+    message = f"deadline exceeded: {_error_text(attempt)}"
+    return Finish(
+        ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token),
+        "exceeded_deadline",
+    )
+
+
+def _gives_up(attempt: Attempt, *, attempts: int, connect_errors: int, policy: RetryPolicy) -> bool:
+    if policy.max_attempts is not None and attempts >= policy.max_attempts:
+        return True
+    return attempt.answer is None and connect_errors >= policy.max_connect_errors
+
+
+def _give_up(request_id: str, token: str, attempt: Attempt) -> Finish:
+    if attempt.answer is not None:
+        return Finish(_http_result(request_id, attempt.answer, token), "failed")
+    message = f"{DEFAULT_MESSAGES[ErrorCode.INFERENCE_ERROR]}: {_error_text(attempt)}"
+    return Finish(
+        ResultRecord.error(request_id, ErrorCode.INFERENCE_ERROR, message, request_token=token),
+        "failed",
+    )
+
+
+def decide(
+    attempt: Attempt,
+    *,
+    request_id: str,
+    request_token: str,
+    attempts: int,
+    connect_errors: int,
+    last_answer: HttpAnswer | None,
+    remaining: float,
+    policy: RetryPolicy,
+    rand: float,
+    jitter: float,
+) -> Step:
+    """Finish or retry after ``attempt``.
+
+    ``attempts`` counts attempts made so far including this one; ``connect_errors`` the
+    consecutive transport failures including this one; ``last_answer`` the most recent HTTP
+    answer including this attempt's; ``remaining`` = deadline - now in scaled seconds.
+    """
+    category = categorize(attempt)
+    if category is Category.SUCCESS:
+        assert attempt.answer is not None
+        return Finish(_http_result(request_id, attempt.answer, request_token), "successful")
+    if category is Category.INVALID_REQ:
+        assert attempt.answer is not None
+        return Finish(_http_result(request_id, attempt.answer, request_token), "failed")
+    if _gives_up(attempt, attempts=attempts, connect_errors=connect_errors, policy=policy):
+        return _give_up(request_id, request_token, attempt)
+    plan = plan_retry(
+        retry_count=attempts - 1,
+        remaining=remaining,
+        retry_after=attempt.retry_after,
+        rand=rand,
+        jitter=jitter,
+    )
+    if plan.terminal:
+        return _terminal(request_id, request_token, last_answer, attempt)
+    return Retry(plan.delay)
