@@ -126,8 +126,11 @@ class Keyspace:
 
     def quota(self, attribute: str, value: str, *, prefix: str = DEFAULT_QUOTA_PREFIX) -> QuotaKeys:
         """Keys of one quota, e.g. ``quota:team:premium`` and ``quota:team:premium:holders``."""
-        count = f"{prefix}{attribute}:{value}"
-        return QuotaKeys(count=count, holders=self._beside(count, ":holders"))
+        return self.quota_of(f"{prefix}{attribute}:{value}")
+
+    def quota_of(self, count_key: str) -> QuotaKeys:
+        """The keys of the quota whose count lives at ``count_key``."""
+        return QuotaKeys(count=count_key, holders=self._beside(count_key, ":holders"))
 
     def same_slot(self, *keys: str) -> bool:
         """True when every key hashes to one slot (always true standalone)."""

@@ -18,8 +18,6 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 from sluiceway.broker.base import (
@@ -33,8 +31,9 @@ from sluiceway.broker.base import (
     retry_origin,
 )
 from sluiceway.broker.keys import Keyspace
+from sluiceway.broker.sqlite_db import SqliteRunner, open_database
 from sluiceway.broker.wakeup import PollWaker
-from sluiceway.errors import BrokerError, ConfigError
+from sluiceway.errors import ConfigError
 
 __all__ = ["RESULT_POLL_SECONDS", "SqliteBroker", "open_sqlite_broker", "sqlite_path"]
 
@@ -70,44 +69,17 @@ def sqlite_path(url: str) -> str:
     return url
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    conn.executescript(_SCHEMA)
-    return conn
-
-
 class SqliteBroker:
     """A :class:`~sluiceway.broker.base.Broker` over one SQLite file."""
 
     def __init__(self, conn: sqlite3.Connection, *, keyspace: Keyspace | None = None) -> None:
-        self._conn = conn
+        self.db = SqliteRunner(conn, name="sqlite-broker")
         self._keys = keyspace or Keyspace()
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-broker")
         self._waker = PollWaker()
         self._results = PollWaker()
 
     async def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn`` in one immediate transaction on the database thread."""
-
-        def run() -> T:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                out = fn(self._conn)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-            return out
-
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._thread, run)
-        except sqlite3.Error as exc:
-            raise BrokerError(
-                f"sqlite {getattr(fn, '__name__', 'operation')} failed: {exc}"
-            ) from exc
+        return await self.db.run(fn)
 
     # -- consumer side: entries -----------------------------------------------------------
 
@@ -349,8 +321,7 @@ class SqliteBroker:
         await self._tx(lambda c: _one(c, "SELECT 1"))
 
     async def aclose(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self._conn.close)
-        self._thread.shutdown(wait=True)
+        await self.db.aclose()
 
 
 # -- statements shared by several operations (run inside a transaction) ---------------------
@@ -429,17 +400,9 @@ def _database(options: BrokerOptions) -> str:
     raw = options.url or str(options.settings.get("path") or options.settings.get("url") or "")
     if not raw:
         raise ConfigError("the sqlite transport needs a database path (url or path)", field="url")
-    path = sqlite_path(raw)
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return path
+    return sqlite_path(raw)
 
 
 async def open_sqlite_broker(options: BrokerOptions) -> Broker:
     """Open (creating if needed) the SQLite database named by ``options``."""
-    path = _database(options)
-    try:
-        conn = await asyncio.to_thread(_connect, path)
-    except sqlite3.Error as exc:
-        raise BrokerError(f"cannot open sqlite database {path}: {exc}") from exc
-    return SqliteBroker(conn)
+    return SqliteBroker(await open_database(_database(options), _SCHEMA))
