@@ -1,0 +1,35 @@
+"""Flow control: strict priority bands, fairness inside a band, ordering inside a flow, usage
+limits (holdback), saturation detectors and in-flight eviction. Pure logic (no HTTP, no clock);
+:mod:`sluiceway.flowcontrol.adapter` is the asyncio shell around it.
+"""
+
+from sluiceway.flowcontrol.base import (
+    CapacityView,
+    DropReason,
+    EndpointSnapshot,
+    Finalized,
+    FlowKey,
+    HttpAnswer,
+    Outcome,
+    Request,
+    Usage,
+)
+from sluiceway.flowcontrol.controller import Cycle, FlowController
+from sluiceway.flowcontrol.settings import BandSettings, EvictionSettings, FlowControlSettings
+
+__all__ = [
+    "BandSettings",
+    "CapacityView",
+    "Cycle",
+    "DropReason",
+    "EndpointSnapshot",
+    "EvictionSettings",
+    "Finalized",
+    "FlowControlSettings",
+    "FlowController",
+    "FlowKey",
+    "HttpAnswer",
+    "Outcome",
+    "Request",
+    "Usage",
+]

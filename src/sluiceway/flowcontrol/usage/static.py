@@ -1,0 +1,19 @@
+"""``static-usage-limit-policy``: the same ceiling for every band (default 1.0 = no holdback)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sluiceway.flowcontrol.base import LimitInput
+
+__all__ = ["StaticUsageLimit"]
+
+
+@dataclass(frozen=True, slots=True)
+class StaticUsageLimit:
+    threshold: float = 1.0
+    name: str = "static-usage-limit-policy"
+
+    def ceilings(self, view: LimitInput) -> Sequence[float]:
+        return [self.threshold] * len(view.bands)
