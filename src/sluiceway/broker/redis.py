@@ -99,6 +99,9 @@ class RedisBroker:
         self._keys = keyspace
         self._waker = waker
         self._queues: dict[str, QueueKeys] = {}
+        # Fault hook for crash tests: awaited between the non-atomic steps of a cross-slot ack
+        # ("ack:pushed"); raising there leaves Redis as a crash at that point would.
+        self.fault_hook: Callable[[str], Awaitable[None]] | None = None
         self._scripts: dict[str, AsyncScript] = {
             name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
         }
@@ -189,6 +192,8 @@ class RedisBroker:
         await self._client.lpush(result.destination, result.record)
         if ttl := _ms(result.expire_after):
             await self._client.pexpire(result.destination, ttl)
+        if self.fault_hook is not None:
+            await self.fault_hook("ack:pushed")
         await self._run("drop_claim", q.claim_keys, (claim.key, claim.owner))
         return True
 

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 
 import pytest
+import redis.asyncio as aioredis
 
-from brokers.conformance import BrokerConformance
-from sluiceway.broker.base import Broker, BrokerOptions
-from sluiceway.broker.redis import open_redis_broker
+from brokers.conformance import (
+    NOW,
+    QUEUE,
+    RESULTS,
+    BrokerConformance,
+    member,
+    put,
+    result_for,
+    take,
+    token_of,
+)
+from sluiceway.broker.base import ActiveMarker, Broker, BrokerOptions, ResultWrite, claim_key
+from sluiceway.broker.keys import Keyspace, key_slot
+from sluiceway.broker.redis import RedisBroker, connect_redis, open_redis_broker
+from sluiceway.broker.wakeup import PollWaker, WakeMode
 from sluiceway.localservices import RedisServer
 
 pytestmark = pytest.mark.redis
@@ -19,4 +33,168 @@ class TestRedisBroker(BrokerConformance):
     async def broker(self, redis_server: RedisServer) -> AsyncIterator[Broker]:
         broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
         yield broker
+        await broker.aclose()
+
+
+async def _raw(server: RedisServer) -> aioredis.Redis:
+    return aioredis.Redis.from_url(server.url, decode_responses=True)
+
+
+async def test_claims_use_the_upstream_keys_and_formats(redis_server: RedisServer) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        await put(broker, ("a", NOW + 10))
+        (entry,) = await broker.peek(QUEUE, 1)
+        claim = await take(broker, entry, owner="0123456789abcdef", lease=60)
+        key = claim_key("a", token_of("a"))
+        assert key == "a\x00" + token_of("a")
+        assert await raw.hget(f"{QUEUE}:claimed", key) == entry.member
+        assert await raw.hget(f"{QUEUE}:claim-owners", key) == "0123456789abcdef"
+        assert await raw.zscore(f"{QUEUE}:claims-idx", key) == pytest.approx(NOW + 60)
+        assert await broker.retry_after(claim, member=entry.member, due=NOW + 5)
+        assert await raw.zscore("retry-sortedset", entry.member) == pytest.approx(NOW + 5)
+        assert await raw.exists(f"{QUEUE}:claimed", f"{QUEUE}:claim-owners") == 0
+        await broker.enqueue(QUEUE, [("{broken", NOW)])
+        (bad,) = await broker.peek(QUEUE, 1)
+        assert await broker.quarantine(bad)
+        assert await raw.lrange(f"{QUEUE}:invalid", 0, -1) == ["{broken"]
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def test_result_ttl_expires_the_list_in_wall_time(redis_server: RedisServer) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        await put(broker, ("a", NOW + 10))
+        claim = await take(broker, (await broker.peek(QUEUE, 1))[0])
+        write = ResultWrite("mailbox:a", '{"id": "a"}', "a", token_of("a"), expire_after=30.0)
+        assert await broker.ack(claim, write)
+        assert 29_000 < await raw.pttl("mailbox:a") <= 30_000
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def test_producer_markers_and_cancel_use_the_contract_keys(redis_server: RedisServer) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        marker = ActiveMarker("a", "1" * 32, expire_after=120)
+        await broker.enqueue(QUEUE, [(member("a", token="1" * 32), NOW)], markers=[marker])
+        assert await raw.get("request-active:a") == "1" * 32
+        assert 119_000 < await raw.pttl("request-active:a") <= 120_000
+        assert await broker.cancel("a", expire_after=7 * 24 * 3600)
+        assert await raw.get("request-cancel:a") == "1" * 32
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+# -- wake-ups (decisions.md 12) ------------------------------------------------------------
+
+
+@pytest.mark.serial
+async def test_an_idle_queue_wakes_within_a_quarter_of_the_poll_interval(
+    redis_server: RedisServer,
+) -> None:
+    poll_interval = 1.0  # poll_interval_ms 1000
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        assert broker.wake_mode is WakeMode.EVENTS
+        await broker.wait_for_work([QUEUE], block_for=0.01)  # subscribe before measuring
+        loop = asyncio.get_running_loop()
+        waiter = asyncio.create_task(broker.wait_for_work([QUEUE], block_for=poll_interval))
+        await asyncio.sleep(0.05)
+        started = loop.time()
+        await raw.zadd(QUEUE, {member("a"): NOW})
+        assert await waiter is True
+        assert loop.time() - started < poll_interval / 4
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+@pytest.mark.parametrize("flags", ["Ez", "Kz", "KEA"])
+async def test_event_flags_that_carry_zadd_select_events(
+    redis_server: RedisServer, flags: str
+) -> None:
+    raw = await _raw(redis_server)
+    await raw.config_set("notify-keyspace-events", flags)
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    try:
+        assert broker.wake_mode is WakeMode.EVENTS
+        waiter = asyncio.create_task(broker.wait_for_work([QUEUE], block_for=10.0))
+        await asyncio.sleep(0.05)
+        await raw.zadd(QUEUE, {member("a"): NOW})
+        assert await asyncio.wait_for(waiter, 5.0) is True
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def test_without_events_the_broker_polls(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    server = redis_factory(keyspace_events="")
+    broker = await open_redis_broker(BrokerOptions(url=server.url))
+    raw = await _raw(server)
+    try:
+        assert broker.wake_mode is WakeMode.POLLING
+        waiter = asyncio.create_task(broker.wait_for_work([QUEUE], block_for=0.3))
+        await asyncio.sleep(0.05)
+        await raw.zadd(QUEUE, {member("a"): NOW})  # another process: only polling finds it
+        assert await waiter is False
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+# -- cluster key layout (hash tags) on a standalone server ----------------------------------
+
+
+class TestRedisBrokerClusterKeys(BrokerConformance):
+    """The cluster code paths (hash-tagged keys, cross-slot acks, no MULTI) pass the suite."""
+
+    @pytest.fixture
+    async def broker(self, redis_server: RedisServer) -> AsyncIterator[Broker]:
+        client = connect_redis(redis_server.url)
+        broker = RedisBroker(client, keyspace=Keyspace(cluster=True), waker=PollWaker())
+        yield broker
+        await broker.aclose()
+
+
+async def test_cluster_keys_share_the_queue_slot(redis_server: RedisServer) -> None:
+    keys = Keyspace(cluster=True).queue(QUEUE)
+    assert keys.claimed == "{team-batch}:claimed"
+    assert keys.retry == "{team-batch}:retry-sortedset"
+    assert len({key_slot(k) for k in (keys.pending, *keys.claim_keys, keys.retry)}) == 1
+
+
+async def test_a_crash_between_push_and_drop_in_cluster_mode_duplicates_with_one_token(
+    redis_server: RedisServer,
+) -> None:
+    """Cross-slot acks are at-least-once (decisions.md 13); the token identifies duplicates."""
+    broker = RedisBroker(
+        connect_redis(redis_server.url), keyspace=Keyspace(cluster=True), waker=PollWaker()
+    )
+
+    async def crash(step: str) -> None:
+        raise ConnectionError(f"crash at {step}")
+
+    try:
+        await put(broker, ("a", NOW + 10))
+        claim = await take(broker, (await broker.peek(QUEUE, 1))[0], lease=5)
+        broker.fault_hook = crash
+        with pytest.raises(ConnectionError):
+            await broker.ack(claim, result_for("a"))
+        broker.fault_hook = None
+        assert await broker.reclaim_expired(QUEUE, NOW + 6, 10) == 1
+        again = await take(broker, (await broker.peek(QUEUE, 1))[0], owner="b" * 16)
+        assert await broker.ack(again, result_for("a"))
+        assert await broker.result_count(RESULTS) == 2
+    finally:
         await broker.aclose()
