@@ -35,7 +35,13 @@ from sluiceway.broker.sqlite_db import SqliteRunner, open_database
 from sluiceway.broker.wakeup import PollWaker
 from sluiceway.errors import ConfigError
 
-__all__ = ["RESULT_POLL_SECONDS", "SqliteBroker", "open_sqlite_broker", "sqlite_path"]
+__all__ = [
+    "RESULT_POLL_SECONDS",
+    "SqliteBroker",
+    "database_path",
+    "open_sqlite_broker",
+    "sqlite_path",
+]
 
 T = TypeVar("T")
 RESULT_POLL_SECONDS = 0.05
@@ -396,7 +402,8 @@ def _set_marker(c: sqlite3.Connection, key: str, value: str, expires_at: float |
     c.execute("INSERT OR REPLACE INTO markers VALUES (?, ?, ?)", (key, value, expires_at))
 
 
-def _database(options: BrokerOptions) -> str:
+def database_path(options: BrokerOptions) -> str:
+    """The database file named by the transport options (``url`` or ``path``)."""
     raw = options.url or str(options.settings.get("path") or options.settings.get("url") or "")
     if not raw:
         raise ConfigError("the sqlite transport needs a database path (url or path)", field="url")
@@ -405,4 +412,4 @@ def _database(options: BrokerOptions) -> str:
 
 async def open_sqlite_broker(options: BrokerOptions) -> Broker:
     """Open (creating if needed) the SQLite database named by ``options``."""
-    return SqliteBroker(await open_database(_database(options), _SCHEMA))
+    return SqliteBroker(await open_database(database_path(options), _SCHEMA))

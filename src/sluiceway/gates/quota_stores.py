@@ -1,0 +1,111 @@
+"""Which quota store a quota gate's ``address`` means, per transport.
+
+The processor builds one :class:`QuotaStores` at start and passes it as
+``GateContext.quota_store``: a gate asks for the store of its ``address`` and every gate with the
+same address shares one store (and one connection).
+
+- ``memory``: one in-process store (the address is ignored; nothing else could see it).
+- ``redis-sortedset``: ``address`` "" or the processor's own ``host:port`` shares the broker's
+  client, so AUTH, TLS and DB come from the processor's Redis URL; another ``host:port`` or a
+  full ``redis://`` / ``rediss://`` URL gets its own client.
+- ``sqlite``: ``address`` "" keeps the counters in the broker's database file; a non-empty
+  address is a Redis server, as upstream.
+
+Redis key TTLs (rate windows) are divided by the time scale (decisions.md 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
+
+__all__ = ["QuotaStores", "open_quota_stores"]
+
+
+class QuotaStores:
+    """``address -> QuotaStore``, one store per distinct address, closed together."""
+
+    def __init__(
+        self,
+        *,
+        default: QuotaStore,
+        make_redis: Callable[[str], QuotaStore] | None = None,
+        same_server: Callable[[str], bool] = lambda address: False,
+        extra: tuple[Callable[[], Awaitable[None]], ...] = (),
+    ) -> None:
+        self._default = default
+        self._make_redis = make_redis
+        self._same_server = same_server
+        self._stores: dict[str, QuotaStore] = {}
+        self._extra = extra
+
+    def __call__(self, address: str) -> QuotaStore:
+        if not address or self._make_redis is None or self._same_server(address):
+            return self._default
+        store = self._stores.get(address)
+        if store is None:
+            store = self._stores[address] = self._make_redis(address)
+        return store
+
+    async def aclose(self) -> None:
+        """Close the stores this object opened (not the broker's shared client)."""
+        for store in self._stores.values():
+            await store.aclose()
+        for close in self._extra:
+            await close()
+
+
+def _host_port(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}"
+
+
+def _redis_maker(processor_url: str | None, time_scale: float) -> Callable[[str], QuotaStore]:
+    from sluiceway.broker.redis import connect_redis
+    from sluiceway.gates.quota_redis import RedisQuotaStore, quota_url
+
+    def make(address: str) -> QuotaStore:
+        client = connect_redis(quota_url(address, processor_url=processor_url))
+        return RedisQuotaStore(client, time_scale=time_scale, owns_client=True)
+
+    return make
+
+
+async def _redis_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
+    from sluiceway.broker.redis import RedisBroker
+    from sluiceway.gates.quota_redis import RedisQuotaStore
+
+    if not isinstance(broker, RedisBroker):
+        raise TypeError("the redis-sortedset transport needs a RedisBroker")
+    url = options.url or str(options.settings.get("url") or "") or None
+    own = _host_port(url) if url else ""
+    default = RedisQuotaStore(
+        broker.client, keyspace=broker.keyspace, time_scale=options.time_scale
+    )
+    return QuotaStores(
+        default=default,
+        make_redis=_redis_maker(url, options.time_scale),
+        same_server=lambda address: address in (own, url),
+    )
+
+
+async def _sqlite_stores(options: BrokerOptions) -> QuotaStores:
+    from sluiceway.broker.sqlite import database_path
+    from sluiceway.gates.quota_sqlite import open_sqlite_quota_store
+
+    store = await open_sqlite_quota_store(database_path(options))
+    return QuotaStores(
+        default=store, make_redis=_redis_maker(None, options.time_scale), extra=(store.aclose,)
+    )
+
+
+async def open_quota_stores(transport: str, broker: Broker, options: BrokerOptions) -> QuotaStores:
+    """The quota stores for a processor running ``transport`` over ``broker``."""
+    if transport == "redis-sortedset":
+        return await _redis_stores(broker, options)
+    if transport == "sqlite":
+        return await _sqlite_stores(options)
+    return QuotaStores(default=MemoryQuotaStore())
