@@ -21,7 +21,7 @@ app = typer.Typer(
 )
 
 # Modules that define ``register(app)``; each adds its own subcommands.
-_COMMAND_MODULES: tuple[str, ...] = ("sluiceway.sim.command",)
+_COMMAND_MODULES: tuple[str, ...] = ("sluiceway.sim.command", "sluiceway.config.command")
 
 
 def _register_all() -> None:

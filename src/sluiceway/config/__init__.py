@@ -1,0 +1,101 @@
+"""Configuration documents: pydantic models and loaders accepting the upstream formats.
+
+Processor: :func:`load_processor_settings` takes the processor's flags (``transport``,
+``transport_config`` inline JSON, ``transport_config_file``, ``pool_config_file``,
+``request_merge_policy_config_file``, ``config_file`` = the Helm values shape, ``overrides`` for
+scalar flags) and returns ``Loaded[ProcessorSettings]``: ``.value`` is a frozen
+:class:`ProcessorSettings` (``transport``, ``transport_config``: :class:`TransportConfig` whose
+``all_queues`` are :class:`QueueConfig`, ``pools``: :class:`PoolConfig` tuple always holding
+every pool a queue names, ``merge_policy``: :class:`MergePolicyConfig`, durations in seconds);
+``.warnings`` lists ignored or not-yet-implemented settings. Errors are
+:class:`~sluiceway.errors.ConfigError` with ``field`` = the dotted path at fault.
+
+Router: :func:`load_endpoint_picker_config`, :func:`load_objectives`. Coordinator:
+:func:`load_coordinator_config`. Gate and plugin names: :mod:`sluiceway.config.registry`.
+Parameter field types for implementers: :mod:`sluiceway.config.params`.
+"""
+
+from __future__ import annotations
+
+from sluiceway.config.base import Loaded, StrictModel
+from sluiceway.config.coordinator import (
+    AsyncBrokerParams,
+    CoordinatorConfig,
+    load_coordinator_config,
+)
+from sluiceway.config.documents import parse_documents, read_document, read_documents
+from sluiceway.config.gates import check_gate, gate_types_in
+from sluiceway.config.kinds import KINDS, check_file, detect_kind
+from sluiceway.config.objectives import InferenceObjective, load_objectives
+from sluiceway.config.processor import (
+    DEFAULT_POOL_ID,
+    TRANSPORTS,
+    MergePolicyConfig,
+    MergePolicyParams,
+    PoolConfig,
+    QueueConfig,
+    TransportConfig,
+    load_merge_policy,
+    load_pools,
+    load_transport_config,
+)
+from sluiceway.config.quantities import parse_duration, parse_quantity
+from sluiceway.config.registry import (
+    GATE_TYPES,
+    IMPLEMENTED,
+    PLUGIN_TYPES,
+    params_model,
+    require_implemented,
+    validate_params,
+)
+from sluiceway.config.router import (
+    EndpointPickerConfig,
+    FlowControlConfig,
+    PluginSpec,
+    PriorityBandConfig,
+    load_endpoint_picker_config,
+)
+from sluiceway.config.settings import ProcessorSettings, load_processor_settings
+
+__all__ = [
+    "DEFAULT_POOL_ID",
+    "GATE_TYPES",
+    "IMPLEMENTED",
+    "KINDS",
+    "PLUGIN_TYPES",
+    "TRANSPORTS",
+    "AsyncBrokerParams",
+    "CoordinatorConfig",
+    "EndpointPickerConfig",
+    "FlowControlConfig",
+    "InferenceObjective",
+    "Loaded",
+    "MergePolicyConfig",
+    "MergePolicyParams",
+    "PluginSpec",
+    "PoolConfig",
+    "PriorityBandConfig",
+    "ProcessorSettings",
+    "QueueConfig",
+    "StrictModel",
+    "TransportConfig",
+    "check_file",
+    "check_gate",
+    "detect_kind",
+    "gate_types_in",
+    "load_coordinator_config",
+    "load_endpoint_picker_config",
+    "load_merge_policy",
+    "load_objectives",
+    "load_pools",
+    "load_processor_settings",
+    "load_transport_config",
+    "params_model",
+    "parse_documents",
+    "parse_duration",
+    "parse_quantity",
+    "read_document",
+    "read_documents",
+    "require_implemented",
+    "validate_params",
+]

@@ -1,0 +1,43 @@
+"""``sluiceway check-config FILE``: validate any configuration document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sluiceway.errors import ConfigError
+
+__all__ = ["register"]
+
+
+def check_config(
+    file: Annotated[Path, typer.Argument(help="A JSON or YAML configuration file.")],
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            help="Document kind, when detection is not wanted (see docs/configuration.md)."
+        ),
+    ] = None,
+    transport: Annotated[
+        str | None,
+        typer.Option(help="Transport of a transport config or values file (default: detected)."),
+    ] = None,
+) -> None:
+    """Validate a configuration file; exit 1 naming the bad field or unknown type."""
+    from sluiceway.config.kinds import check_file
+
+    try:
+        result = check_file(file, kind=kind, transport=transport)
+    except ConfigError as exc:
+        typer.echo(f"error: {file}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    typer.echo(f"ok: {file} is a valid {result.kind} ({len(result.warnings)} warnings)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``check-config`` to the sluiceway command."""
+    app.command("check-config")(check_config)

@@ -1,0 +1,234 @@
+"""Everything the processor starts from: flags, the JSON files, or the Helm values (``--config``).
+
+Precedence: a flag given on the command line beats the ``--config`` values file, which beats
+the defaults of spec/contracts.md section 4.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sluiceway.config.base import Loaded, validate_model
+from sluiceway.config.documents import read_document
+from sluiceway.config.gates import gate_types_in
+from sluiceway.config.helm import HelmValues
+from sluiceway.config.processor import (
+    DEFAULT_POOL_ID,
+    MergePolicyConfig,
+    PoolConfig,
+    TransportConfig,
+    load_merge_policy,
+    load_pools,
+    load_transport_config,
+)
+from sluiceway.errors import ConfigError
+
+__all__ = ["ProcessorSettings", "load_processor_settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessorSettings:
+    """The processor's whole configuration. Durations in seconds (scaled time).
+
+    ``pools`` always contains every pool a queue names; the implicit ``default`` pool has
+    ``concurrency`` workers unless the pools file defines it.
+    """
+
+    transport: str
+    transport_config: TransportConfig
+    pools: tuple[PoolConfig, ...]
+    merge_policy: MergePolicyConfig
+    concurrency: int = 64
+    request_timeout: float = 300.0
+    drain_timeout: float = 120.0
+    gate_wait_timeout: float = 300.0
+    prometheus_url: str = ""
+    prometheus_cache_ttl: float = 5.0
+    metrics_port: int = 9090
+    health_port: int = 8081
+    transport_config_watch_interval: float = 0.0
+    transport_config_file: Path | None = None
+
+    def pool(self, pool_id: str) -> PoolConfig:
+        """The pool named ``pool_id`` (KeyError if none)."""
+        for pool in self.pools:
+            if pool.id == pool_id:
+                return pool
+        raise KeyError(pool_id)
+
+
+_SCALARS = (
+    "concurrency",
+    "request_timeout",
+    "drain_timeout",
+    "gate_wait_timeout",
+    "prometheus_url",
+    "prometheus_cache_ttl",
+    "metrics_port",
+    "health_port",
+    "transport_config_watch_interval",
+)
+
+
+@dataclass
+class _Sources:
+    """Raw documents gathered from the values file and the flags, before validation."""
+
+    transport: str = "redis-sortedset"
+    transport_config: Any = None
+    transport_config_path: str = "transport-config"
+    pools: Any = None
+    pools_path: str = "pools"
+    merge_policy: Any = None
+    merge_policy_path: str = "merge-policy"
+    scalars: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
+    loaded = validate_model(HelmValues, read_document(path), path="")
+    ap = loaded.value.ap
+    config = dict(ap.transport_config)
+    url_secret = config.pop("urlSecret", None)
+    if isinstance(url_secret, Mapping) and not config.get("url") and not env.get("REDIS_URL"):
+        config["url"] = str(url_secret.get("url", ""))
+    warnings = list(loaded.warnings)
+    if url_secret is not None:
+        warnings.append("ap.transportConfig.urlSecret: the URL comes from REDIS_URL when set")
+    scalars = {
+        "concurrency": ap.concurrency,
+        "drain_timeout": ap.drain_timeout,
+        "prometheus_url": ap.prometheus_url,
+        "prometheus_cache_ttl": ap.prometheus_cache_ttl,
+        "metrics_port": ap.metrics.port,
+        "transport_config_watch_interval": ap.transport_config_watch_interval,
+    }
+    return _Sources(
+        transport=ap.transport or "redis-sortedset",
+        transport_config=config,
+        transport_config_path="ap.transportConfig",
+        pools=list(ap.worker_pools),
+        pools_path="ap.workerPools",
+        merge_policy=ap.request_merge_policy_config,
+        merge_policy_path="ap.requestMergePolicyConfig",
+        scalars={k: v for k, v in scalars.items() if k in ap.model_fields_set or v},
+        warnings=warnings,
+    )
+
+
+def _apply_flags(
+    sources: _Sources,
+    *,
+    transport: str | None,
+    transport_config: str | None,
+    transport_config_file: Path | None,
+    pool_config_file: Path | None,
+    merge_policy_file: Path | None,
+) -> None:
+    if transport:
+        sources.transport = transport
+    if transport_config is not None and transport_config_file is not None:
+        raise ConfigError("give --transport-config or --transport-config-file, not both")
+    if transport_config is not None:
+        try:
+            sources.transport_config = json.loads(transport_config)
+        except ValueError as exc:
+            raise ConfigError(f"not valid JSON: {exc}", field="--transport-config") from None
+        sources.transport_config_path = ""
+    if transport_config_file is not None:
+        sources.transport_config = read_document(transport_config_file)
+        sources.transport_config_path = ""
+    if pool_config_file is not None:
+        sources.pools, sources.pools_path = read_document(pool_config_file), ""
+    if merge_policy_file is not None:
+        sources.merge_policy, sources.merge_policy_path = read_document(merge_policy_file), ""
+
+
+def _with_default_pool(pools: list[PoolConfig], concurrency: int) -> tuple[PoolConfig, ...]:
+    if any(p.id == DEFAULT_POOL_ID for p in pools):
+        return tuple(pools)
+    return (*pools, PoolConfig(id=DEFAULT_POOL_ID, workers=concurrency))
+
+
+def _cross_checks(settings: ProcessorSettings) -> None:
+    pool_ids = {p.id for p in settings.pools}
+    key = "topics" if settings.transport == "gcp-pubsub" else "queues"
+    for index, queue in enumerate(settings.transport_config.all_queues):
+        if queue.worker_pool_id not in pool_ids:
+            raise ConfigError(
+                f"pool {queue.worker_pool_id!r} is not defined",
+                field=f"{key}[{index}].worker_pool_id",
+            )
+    carriers = [*settings.transport_config.all_queues, *settings.pools]
+    used = set().union(*(gate_types_in(c.gate_type, c.gate_params) for c in carriers))
+    if any(name.startswith("prometheus-") for name in used) and not settings.prometheus_url:
+        raise ConfigError("a prometheus-* gate needs --prometheus-url", field="prometheus_url")
+    watching = settings.transport_config_watch_interval > 0
+    if watching and (
+        settings.transport_config_file is None or settings.transport != "redis-sortedset"
+    ):
+        raise ConfigError(
+            "needs --transport redis-sortedset and --transport-config-file",
+            field="transport_config_watch_interval",
+        )
+
+
+def load_processor_settings(
+    *,
+    config_file: str | Path | None = None,
+    transport: str | None = None,
+    transport_config: str | None = None,
+    transport_config_file: str | Path | None = None,
+    pool_config_file: str | Path | None = None,
+    request_merge_policy_config_file: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Loaded[ProcessorSettings]:
+    """Build :class:`ProcessorSettings` from a values file and flags (flags win).
+
+    ``overrides`` holds scalar flags given explicitly (keys as the dataclass fields, e.g.
+    ``concurrency``, ``request_timeout`` in seconds). ``env`` defaults to ``os.environ``
+    (``REDIS_URL``). Raises ConfigError naming the bad field.
+    """
+    env = os.environ if env is None else env
+    sources = _from_values(Path(config_file), env) if config_file else _Sources()
+    tc_file = Path(transport_config_file) if transport_config_file else None
+    _apply_flags(
+        sources,
+        transport=transport,
+        transport_config=transport_config,
+        transport_config_file=tc_file,
+        pool_config_file=Path(pool_config_file) if pool_config_file else None,
+        merge_policy_file=(
+            Path(request_merge_policy_config_file) if request_merge_policy_config_file else None
+        ),
+    )
+    scalars = {**sources.scalars, **(overrides or {})}
+    unknown = sorted(set(scalars) - set(_SCALARS))
+    if unknown:
+        raise ConfigError("unknown setting", field=unknown[0])
+    tc = load_transport_config(
+        sources.transport_config or {},
+        sources.transport,
+        env=env,
+        path=sources.transport_config_path,
+    )
+    pools = load_pools(sources.pools or [], path=sources.pools_path)
+    policy = load_merge_policy(sources.merge_policy, path=sources.merge_policy_path)
+    settings = ProcessorSettings(
+        transport=sources.transport,
+        transport_config=tc.value,
+        pools=(),
+        merge_policy=policy.value,
+        transport_config_file=tc_file,
+        **scalars,
+    )
+    settings = replace(settings, pools=_with_default_pool(pools.value, settings.concurrency))
+    _cross_checks(settings)
+    warnings = (*sources.warnings, *tc.warnings, *pools.warnings, *policy.warnings)
+    return Loaded(settings, warnings)
