@@ -91,7 +91,11 @@ class Engine:
         self.config = config
 
     def submit(self, request: SimRequest, now: float) -> Admission:
-        """Queue ``request`` (admitted at the next ``step``); refuses when the queue is full."""
+        """Queue ``request`` and admit it at once if a slot and blocks are free.
+
+        Refused (a value, not an exception) when the waiting queue is full or the request can
+        never fit ``max_model_len`` / the KV pool.
+        """
         if request.request_id in self._live:
             raise ValueError(f"duplicate request id {request.request_id!r}")
         total = len(request.prompt) + request.max_tokens
@@ -103,6 +107,7 @@ class Engine:
         seq = Sequence(request=request, arrival=now, order=next(self._order), salt=salt)
         self._live[request.request_id] = seq
         self._waiting.push(seq)
+        self._admit(now)
         return Admission.ACCEPTED
 
     def abort(self, request_id: str, now: float) -> bool:

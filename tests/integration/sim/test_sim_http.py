@@ -1,0 +1,215 @@
+"""The simulator over real loopback HTTP, sped up with a time scale."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from collections.abc import AsyncIterator, Callable
+
+import aiohttp
+import openai
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from sluiceway.clock import RealClock
+from sluiceway.observability import names
+from sluiceway.sim import SimConfig, SimPool, running_simulator
+
+FAST = SimConfig(max_num_seqs=4, time_to_first_token=0.05, inter_token_latency=0.01)
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[SimPool]:
+    cfg = FAST.replace({"label_headers": ("x-team",), "max_waiting_queue_length": 2})
+    async with running_simulator(cfg, instances=2, clock=RealClock(scale=10)) as pool:
+        yield pool
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+@pytest.fixture
+async def client(sim: SimPool) -> AsyncIterator[openai.AsyncOpenAI]:
+    async with _client(sim.urls[0]) as oai:
+        yield oai
+
+
+def _client(url: str) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+
+
+async def _eventually(predicate: Callable[[], bool]) -> None:
+    """Wait (up to 5 s) for server-side state the client cannot observe through an event."""
+    for _ in range(2500):
+        if predicate():
+            return
+        await asyncio.sleep(0.002)
+    raise AssertionError("condition not reached")
+
+
+async def test_completion_and_chat_with_usage(client: openai.AsyncOpenAI) -> None:
+    done = await client.completions.create(model="sim-model", prompt="a b c", max_tokens=5)
+    assert done.choices[0].finish_reason == "length"
+    assert done.usage is not None and done.usage.completion_tokens == 5
+    assert done.usage.prompt_tokens == 3
+    chat = await client.chat.completions.create(
+        model="sim-model", messages=[{"role": "user", "content": "hi"}], max_tokens=3
+    )
+    assert chat.choices[0].message.content and chat.usage and chat.usage.completion_tokens == 3
+
+
+async def test_streaming_sends_one_event_per_token_then_usage_and_done(
+    sim: SimPool, http: aiohttp.ClientSession
+) -> None:
+    body = {
+        "model": "sim-model",
+        "messages": [{"role": "user", "content": "hello"}],
+        "max_tokens": 6,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    async with http.post(sim.urls[1] + "/v1/chat/completions", json=body) as resp:
+        assert resp.status == 200
+        assert resp.headers["Content-Type"].startswith("text/event-stream")
+        raw = (await resp.read()).decode()
+    events = [e.removeprefix("data: ") for e in raw.strip().split("\n\n")]
+    assert events[-1] == "[DONE]"
+    assert len(events) == 6 + 2  # tokens, usage chunk, [DONE]
+    assert '"finish_reason":"length"' in events[5] and '"usage"' in events[6]
+
+
+@pytest.mark.serial
+async def test_streaming_ttft_is_well_below_e2e() -> None:
+    cfg = SimConfig.from_profile("guide-pool")
+    async with running_simulator(cfg, clock=RealClock(scale=10)) as pool:
+        client = _client(pool.urls[0])
+
+        async def one(i: int) -> tuple[float, float]:
+            start = time.perf_counter()
+            ttft = 0.0
+            stream = await client.completions.create(
+                model="sim-model", prompt=f"p {i}", max_tokens=32, stream=True
+            )
+            async for _ in stream:
+                ttft = ttft or time.perf_counter() - start
+            return ttft, time.perf_counter() - start
+
+        results = await asyncio.gather(*(one(i) for i in range(10)))
+        await client.close()
+    ttft_p50 = statistics.median(r[0] for r in results)
+    e2e_p50 = statistics.median(r[1] for r in results)
+    assert ttft_p50 / e2e_p50 < 0.6
+
+
+async def test_metrics_use_the_vllm_names_in_text_format(
+    sim: SimPool, http: aiohttp.ClientSession, client: openai.AsyncOpenAI
+) -> None:
+    await client.completions.create(
+        model="sim-model", prompt="x", max_tokens=2, extra_headers={"x-team": "blue"}
+    )
+    async with http.get(sim.urls[0] + "/metrics") as resp:
+        assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = await resp.text()
+    families = {f.name for f in text_string_to_metric_families(text)}
+    for name in names.VLLM_METRICS:
+        assert name.removesuffix("_total") in families, name
+    assert f'{names.SIM_RUNNING_BY_LABEL}{{header="x-team",value="blue"}} 0' in text
+    assert 'vllm:generation_tokens_total{model_name="sim-model"} 2' in text
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "param"),
+    [
+        (b"{not json", 400, None),
+        (b'{"prompt": "x"}', 400, "model"),
+        (b'{"model": "other", "prompt": "x"}', 404, "model"),
+        (b'{"model": "sim-model", "prompt": "x", "max_tokens": 0}', 400, "max_tokens"),
+        (b'{"model": "sim-model", "prompt": "x", "max_tokens": 5000}', 400, "max_tokens"),
+    ],
+)
+async def test_bad_input_gets_openai_style_errors(
+    sim: SimPool, http: aiohttp.ClientSession, body: bytes, status: int, param: str | None
+) -> None:
+    async with http.post(sim.urls[0] + "/v1/completions", data=body) as resp:
+        assert resp.status == status
+        error = (await resp.json())["error"]
+    assert error["code"] == status and error["message"] and error["param"] == param
+
+
+async def test_full_waiting_queue_answers_429(sim: SimPool, client: openai.AsyncOpenAI) -> None:
+    long = [
+        asyncio.create_task(
+            client.completions.create(model="sim-model", prompt=f"{i}", max_tokens=200)
+        )
+        for i in range(6)  # 4 running + 2 waiting
+    ]
+    await _eventually(lambda: sim.engines[0].num_waiting == 2)
+    with pytest.raises(openai.RateLimitError):
+        await client.completions.create(model="sim-model", prompt="late", max_tokens=1)
+    for task in long:
+        task.cancel()
+    await asyncio.gather(*long, return_exceptions=True)
+
+
+async def test_return_error_header_fails_the_first_n_attempts(
+    sim: SimPool, http: aiohttp.ClientSession
+) -> None:
+    url = sim.urls[0] + "/v1/completions"
+    body = {"model": "sim-model", "prompt": "retry me", "max_tokens": 1}
+    headers = {"X-Return-Error": "503;retry-after=2.5;times=2", "x-request-id": "job-1"}
+    statuses = []
+    for _ in range(3):
+        async with http.post(url, json=body, headers=headers) as resp:
+            statuses.append((resp.status, resp.headers.get("Retry-After")))
+    assert statuses == [(503, "2.5"), (503, "2.5"), (200, None)]
+    # Without x-request-id the body identifies the request; without times it always fails.
+    for _ in range(2):
+        async with http.post(url, json=body, headers={"X-Return-Error": "429"}) as resp:
+            assert resp.status == 429 and "Retry-After" not in resp.headers
+
+
+async def test_admin_config_changes_latency_at_run_time(
+    sim: SimPool, http: aiohttp.ClientSession
+) -> None:
+    url = sim.urls[0] + "/admin/config"
+    async with http.post(url, json={"inter-token-latency": 0.5, "max_num_seqs": 7}) as resp:
+        assert resp.status == 200
+    async with http.get(url) as resp:
+        current = await resp.json()
+    assert current["inter_token_latency"] == 0.5 and current["max_num_seqs"] == 7
+    assert sim.engines[0].config.max_num_seqs == 7 and sim.engines[1].config.max_num_seqs == 4
+    async with http.post(url, json={"block_size": 32}) as resp:
+        assert resp.status == 400
+        assert (await resp.json())["error"]["param"] == "block_size"
+    async with http.post(url, json={"max_num_seqs": 0}) as resp:
+        assert resp.status == 400
+
+
+async def test_client_disconnect_aborts_and_the_waiter_starts(
+    sim: SimPool, http: aiohttp.ClientSession, client: openai.AsyncOpenAI
+) -> None:
+    engine = sim.engines[0]
+    engine.update_config(engine.config.replace({"max_num_seqs": 1}))
+    body = {"model": "sim-model", "prompt": "long", "max_tokens": 500, "stream": True}
+    resp = await http.post(sim.urls[0] + "/v1/completions", json=body)
+    await resp.content.readuntil(b"\n\n")  # first token arrived: it is running
+    waiter = asyncio.create_task(
+        client.completions.create(model="sim-model", prompt="next", max_tokens=2)
+    )
+    await _eventually(lambda: engine.num_waiting == 1)
+    resp.close()  # the client goes away mid-stream
+    result = await asyncio.wait_for(waiter, timeout=5)
+    assert result.choices[0].finish_reason == "length"
+    assert engine.stats.finished["abort"] == 1
+
+
+async def test_models_and_health(sim: SimPool, http: aiohttp.ClientSession) -> None:
+    async with http.get(sim.urls[0] + "/v1/models") as resp:
+        assert (await resp.json())["data"][0]["id"] == "sim-model"
+    for path in ("/health", "/healthz"):
+        async with http.get(sim.urls[1] + path) as resp:
+            assert resp.status == 200

@@ -1,0 +1,220 @@
+"""The pure engine, stepped by hand on virtual time (scaled seconds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluiceway.sim import Admission, Engine, SimConfig, SimRequest
+from sluiceway.sim.sequence import Sequence
+
+
+def _req(rid: str, prompt_len: int = 8, *, max_tokens: int = 4, **kw: object) -> SimRequest:
+    prompt = tuple(range(1000 + hash(rid) % 1000, 1000 + hash(rid) % 1000 + prompt_len))
+    return SimRequest(rid, prompt, max_tokens, **kw)  # type: ignore[arg-type]
+
+
+def _run(engine: Engine, now: float = 0.0, until: float = 1e9) -> tuple[float, list[Sequence]]:
+    """Step at each due time until idle; returns the last time and the finished sequences."""
+    finished: list[Sequence] = []
+    t = now
+    while True:
+        finished += [s for s in engine.step(t) if s.finished]
+        assert engine.num_running <= engine.config.max_num_seqs
+        due = engine.next_due()
+        if due is None or due > until:
+            return t, finished
+        t = due
+
+
+def test_running_never_exceeds_max_num_seqs_and_all_finish() -> None:
+    engine = Engine(SimConfig(max_num_seqs=4, time_to_first_token=0.1, inter_token_latency=0.01))
+    for i in range(20):
+        assert engine.submit(_req(f"r{i}"), 0.0) is Admission.ACCEPTED
+    _, finished = _run(engine)
+    assert engine.peak_running == 4
+    assert len(finished) == 20
+    assert all(s.finish_reason == "length" and len(s.output) == 4 for s in finished)
+    assert engine.pool.usage == 0.0
+
+
+def test_waiting_queue_is_bounded() -> None:
+    engine = Engine(SimConfig(max_num_seqs=1, max_waiting_queue_length=2))
+    assert engine.submit(_req("a"), 0.0) is Admission.ACCEPTED
+    engine.step(0.0)  # a runs
+    assert engine.submit(_req("b"), 0.0) is Admission.ACCEPTED
+    assert engine.submit(_req("c"), 0.0) is Admission.ACCEPTED
+    assert engine.submit(_req("d"), 0.0) is Admission.QUEUE_FULL
+    assert (engine.num_running, engine.num_waiting) == (1, 2)
+
+
+def test_too_long_requests_are_refused() -> None:
+    engine = Engine(SimConfig(max_model_len=32, num_gpu_blocks=100))
+    assert engine.submit(_req("a", 30, max_tokens=3), 0.0) is Admission.TOO_LONG
+    small_pool = Engine(SimConfig(max_model_len=1024, block_size=16, num_gpu_blocks=2))
+    assert small_pool.submit(_req("b", 30, max_tokens=3), 0.0) is Admission.TOO_LONG
+
+
+def test_ttft_is_overhead_plus_per_token_prefill_then_one_token_per_itl() -> None:
+    cfg = SimConfig(
+        time_to_first_token=0.0,
+        prefill_overhead=0.03,
+        prefill_time_per_token=0.001,
+        inter_token_latency=0.01,
+    )
+    engine = Engine(cfg)
+    engine.submit(_req("a", 100, max_tokens=3), 0.0)
+    _, [seq] = _run(engine)
+    assert seq.first_token_at == pytest.approx(0.13)
+    assert seq.finished_at == pytest.approx(0.15)
+
+
+def test_load_factor_scales_latency_linearly_with_occupancy() -> None:
+    cfg = SimConfig(max_num_seqs=3, time_to_first_token=0.1, inter_token_latency=0.01)
+    engine = Engine(cfg.replace({"time_factor_under_load": 2.0}))
+    for i in range(3):
+        engine.submit(_req(f"r{i}", max_tokens=2), 0.0)
+    _, finished = _run(engine)
+    # Admitted together: TTFT factors 1, 1.5, 2; each later ITL uses the occupancy then.
+    finished.sort(key=lambda s: s.first_token_at or 0)
+    assert [s.first_token_at for s in finished] == pytest.approx([0.1, 0.15, 0.2])
+    gaps = [(s.finished_at or 0) - (s.first_token_at or 0) for s in finished]
+    assert gaps == pytest.approx([0.02, 0.015, 0.01])
+
+
+def test_kv_exhaustion_preempts_the_newest_and_recomputes_it() -> None:
+    cfg = SimConfig(
+        max_num_seqs=4, block_size=4, num_gpu_blocks=8, time_to_first_token=0.05,
+        inter_token_latency=0.01, seed=7,
+    )  # fmt: skip
+    engine = Engine(cfg)
+    seqs = []
+    for i in range(3):
+        engine.submit(_req(f"r{i}", 4, max_tokens=8), 0.0)
+        seqs.append(engine.sequence(f"r{i}"))
+    _run(engine)
+    assert engine.stats.preemptions >= 1
+    assert [s.preemptions > 0 for s in seqs if s] == [False, False, True]  # newest goes (FCFS)
+    assert engine.stats.finished["length"] == 3
+    assert engine.stats.generation_tokens == 24  # recomputation does not duplicate tokens
+    victim = seqs[2]
+    assert victim is not None and victim.finished_at is not None
+    assert victim.finished_at > max(s.finished_at or 0 for s in seqs[:2])
+
+
+def test_preemption_is_deterministic() -> None:
+    def run() -> tuple[int, list[float]]:
+        cfg = SimConfig(max_num_seqs=5, block_size=4, num_gpu_blocks=12, seed=3)
+        engine = Engine(cfg)
+        for i in range(5):
+            engine.submit(_req(f"r{i}", 5, max_tokens=10), 0.0)
+        _, finished = _run(engine)
+        return engine.stats.preemptions, [s.finished_at or 0 for s in finished]
+
+    assert run() == run()
+    assert run()[0] > 0
+
+
+def test_priority_policy_admits_lower_values_first() -> None:
+    engine = Engine(SimConfig(max_num_seqs=1, scheduling_policy="priority"))
+    engine.submit(_req("first", priority=5), 0.0)
+    engine.step(0.0)
+    for rid, prio in (("p9", 9), ("p1", 1), ("p5", 5), ("p-3", -3)):
+        engine.submit(_req(rid, priority=prio), 0.0)
+    _, finished = _run(engine)
+    assert [s.request_id for s in finished] == ["first", "p-3", "p1", "p5", "p9"]
+
+
+def test_fcfs_policy_ignores_priority() -> None:
+    engine = Engine(SimConfig(max_num_seqs=1))
+    for rid, prio in (("a", 9), ("b", 1), ("c", -3)):
+        engine.submit(_req(rid, priority=prio), 0.0)
+    _, finished = _run(engine)
+    assert [s.request_id for s in finished] == ["a", "b", "c"]
+
+
+def test_priority_preemption_picks_the_lowest_priority_runner() -> None:
+    cfg = SimConfig(max_num_seqs=3, block_size=4, num_gpu_blocks=7, scheduling_policy="priority")
+    engine = Engine(cfg)
+    engine.submit(_req("low", 4, max_tokens=8, priority=10), 0.0)
+    engine.submit(_req("high", 4, max_tokens=8, priority=0), 0.0)
+    engine.submit(_req("mid", 4, max_tokens=8, priority=5), 0.0)
+    _run(engine, until=0.05)
+    t = 0.05
+    while engine.stats.preemptions == 0:
+        t = engine.next_due() or t
+        engine.step(t)
+    assert "low" not in engine.running_ids()
+    assert {"high", "mid"} <= set(engine.running_ids())
+
+
+def test_prefix_cache_hits_count_tokens_and_shorten_ttft() -> None:
+    cfg = SimConfig(
+        block_size=4, time_to_first_token=0.0, prefill_overhead=0.01,
+        prefill_time_per_token=0.001, inter_token_latency=0.01,
+    )  # fmt: skip
+    engine = Engine(cfg)
+    shared = tuple(range(100, 116))  # four full blocks
+    engine.submit(SimRequest("a", (*shared, 1, 2), 2), 0.0)
+    _, [first] = _run(engine)
+    engine.submit(SimRequest("b", (*shared, 7, 8, 9), 2), 1.0)
+    _, [second] = _run(engine, 1.0)
+    assert engine.stats.prefix_cache_hits == 16
+    assert engine.stats.prefix_cache_queries == 18 + 19
+    assert first.first_token_at == pytest.approx(0.01 + 0.018)
+    assert (second.first_token_at or 0) - 1.0 == pytest.approx(0.01 + 0.003)
+
+
+def test_abort_frees_the_slot_and_the_waiter_starts_in_the_same_step() -> None:
+    engine = Engine(SimConfig(max_num_seqs=1, time_to_first_token=0.1, inter_token_latency=0.1))
+    engine.submit(_req("a", max_tokens=50), 0.0)
+    engine.submit(_req("b", max_tokens=5), 0.0)
+    engine.step(0.0)
+    engine.step(0.5)
+    assert engine.running_ids() == ["a"] and engine.pool.usage > 0
+    assert engine.abort("a", 0.55)
+    engine.step(0.55)
+    assert engine.running_ids() == ["b"]
+    assert engine.stats.finished["abort"] == 1
+
+
+def test_abort_of_a_waiting_request_leaves_the_queue() -> None:
+    engine = Engine(SimConfig(max_num_seqs=1))
+    engine.submit(_req("a"), 0.0)
+    engine.submit(_req("b"), 0.0)
+    engine.step(0.0)
+    assert engine.abort("b", 0.0)
+    assert engine.num_waiting == 0
+    assert not engine.abort("b", 0.0)
+    _, finished = _run(engine)
+    assert [s.request_id for s in finished] == ["a"]
+
+
+def test_eos_stops_early_unless_ignored() -> None:
+    engine = Engine(SimConfig(eos_probability=1.0))
+    engine.submit(_req("eos", max_tokens=10), 0.0)
+    engine.submit(_req("ignore", max_tokens=10, ignore_eos=True), 0.0)
+    _, finished = _run(engine)
+    by_id = {s.request_id: s for s in finished}
+    assert (by_id["eos"].finish_reason, len(by_id["eos"].output)) == ("stop", 1)
+    assert (by_id["ignore"].finish_reason, len(by_id["ignore"].output)) == ("length", 10)
+
+
+def test_running_by_label_tracks_current_and_peak() -> None:
+    engine = Engine(SimConfig(max_num_seqs=3, label_headers=("X-Team",)))
+    for i, team in enumerate(("a", "a", "b", "a")):
+        engine.submit(_req(f"r{i}", labels=(("x-team", team),)), 0.0)
+    engine.step(0.0)
+    assert engine.running_by_label("x-team") == {"a": 2, "b": 1}
+    _run(engine)
+    assert engine.running_by_label("x-team") == {"a": 0, "b": 0}
+    assert engine.max_running_by_label("x-team") == {"a": 2, "b": 1}
+
+
+def test_raising_max_num_seqs_at_run_time_admits_more() -> None:
+    engine = Engine(SimConfig(max_num_seqs=1))
+    for i in range(3):
+        engine.submit(_req(f"r{i}"), 0.0)
+    engine.step(0.0)
+    engine.update_config(engine.config.replace({"max_num_seqs": 3}))
+    engine.step(0.001)
+    assert engine.num_running == 3
