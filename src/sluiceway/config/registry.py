@@ -73,7 +73,13 @@ PLUGIN_TYPES: Final[dict[str, str]] = {
 }
 
 # type name -> "module.path:ParamsModel"; one line per implemented type.
-IMPLEMENTED: Final[dict[str, str]] = {}
+IMPLEMENTED: Final[dict[str, str]] = {
+    "constant": "sluiceway.gates.constant:ConstantParams",
+    "local-max-concurrency": "sluiceway.gates.local_concurrency:LocalMaxConcurrencyParams",
+    "composite": "sluiceway.gates.composite:CompositeParams",
+    "wait-on-refuse": "sluiceway.gates.wait_on_refuse:WaitOnRefuseParams",
+    "redis-quota": "sluiceway.gates.quota:QuotaParams",
+}
 
 Kind = Literal["gate", "plugin"]
 
