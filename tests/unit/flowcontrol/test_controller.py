@@ -9,8 +9,8 @@ from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
     DropReason,
-    FlowControlSettings,
     FlowController,
+    FlowControlSettings,
     Outcome,
     Request,
 )

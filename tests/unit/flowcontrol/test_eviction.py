@@ -7,8 +7,8 @@ from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
     EvictionSettings,
-    FlowControlSettings,
     FlowController,
+    FlowControlSettings,
     Request,
 )
 from sluiceway.flowcontrol.eviction import evictions_needed

@@ -7,10 +7,10 @@ buckets (Little's law: ``D`` = arrival rate x time in system). A band with ``D >
 headroom target ``H = D + safety x sqrt(D) + margin`` requests: the mean, a Poisson-style
 safety term for bursts, and ``margin`` requests for the next arrival. Walking the bands from the
 highest, each band reserves ``ceil(H - current occupancy) x unit`` of saturation (never below
-0): the part of its headroom it is not using right now, in whole requests. A band's ceiling is ``max_ceiling`` minus
-everything reserved by the bands above it, clamped to ``[min_ceiling, max_ceiling]``; so
-ceilings are non-increasing. ``unit`` is the saturation one request adds (from the detector);
-with ``unit = 0`` nothing is held back.
+0): the part of its headroom it is not using right now, in whole requests. A band's ceiling is
+``max_ceiling`` minus everything reserved by the bands above it, clamped to
+``[min_ceiling, max_ceiling]``; so ceilings are non-increasing. ``unit`` is the saturation one
+request adds (from the detector); with ``unit = 0`` nothing is held back.
 
 Consequences: with no higher-band traffic every ceiling is ``max_ceiling`` (lower bands use the
 whole pool); when a higher band shows up, ``H`` converges to its demand within one window (the

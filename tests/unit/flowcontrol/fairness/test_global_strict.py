@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sluiceway.flowcontrol import BandSettings, CapacityView, FlowControlSettings, FlowController
+from sluiceway.flowcontrol import BandSettings, CapacityView, FlowController, FlowControlSettings
 from sluiceway.flowcontrol import Request as R
 from sluiceway.flowcontrol.fairness import GlobalStrict
 

@@ -10,8 +10,8 @@ import pytest
 from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
-    FlowControlSettings,
     FlowController,
+    FlowControlSettings,
     Request,
     Usage,
 )
@@ -95,7 +95,7 @@ def test_vtc_bound_two_backlogged_tenants(ratio: int) -> None:
     pool = SyntheticPool(fc, slots=4, service=lambda r: 0.01 * r.max_tokens)
     pool.on_dispatch = on_dispatch
     top_up(pool)
-    for step in range(400):
+    for _ in range(400):
         pool.run_until(pool.now + 0.5)
         top_up(pool)
         pool.cycle()

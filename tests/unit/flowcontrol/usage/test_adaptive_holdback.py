@@ -10,7 +10,7 @@ import random
 import pytest
 
 from sluiceway.errors import ConfigError
-from sluiceway.flowcontrol import BandSettings, FlowControlSettings, FlowController, Request
+from sluiceway.flowcontrol import BandSettings, FlowController, FlowControlSettings, Request
 from sluiceway.flowcontrol.base import LimitInput
 from sluiceway.flowcontrol.usage import AdaptiveHoldback
 

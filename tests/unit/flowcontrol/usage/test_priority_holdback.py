@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sluiceway.errors import ConfigError
-from sluiceway.flowcontrol import BandSettings, CapacityView, FlowControlSettings, FlowController
+from sluiceway.flowcontrol import BandSettings, CapacityView, FlowController, FlowControlSettings
 from sluiceway.flowcontrol.usage import PriorityHoldback
 
 GUIDE_BANDS = (100, 60, 30, 10, -5, -10)
