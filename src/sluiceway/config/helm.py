@@ -148,6 +148,9 @@ class ApValues(CamelModel):
                 "the deprecated messageQueueImpl surface is not supported; set ap.transport",
                 field=join_path(path, "messageQueueImpl"),
             )
+        if self.igw_base_url:
+            where = join_path(path, "igwBaseURL")
+            return [f"{where}: single-queue mode is not supported; set igw_base_url per queue"]
         return []
 
 
