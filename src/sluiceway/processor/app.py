@@ -1,0 +1,256 @@
+"""The processor: wires settings, broker, gates, pools, ingest, workers and background tasks.
+
+``Processor`` runs inside any event loop (tests, the demo, ``sluiceway processor``)::
+
+    async with Processor(settings, broker, clock=clock) as processor:
+        ...                      # requests flow
+    # leaving the block drains: stop pulling, finish in flight, release the rest
+
+Drain (SIGTERM): readiness goes false; ingest stops; buffered and parked requests go back to
+their queues at once; in-flight requests get ``drain_timeout`` (scaled seconds) to finish;
+what is still in flight then is aborted and returned to its queue with its retry count
+unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable, Mapping
+from types import TracebackType
+
+from prometheus_client import CollectorRegistry
+
+from sluiceway.broker.base import Broker
+from sluiceway.clock import Clock, RealClock
+from sluiceway.errors import ConfigError
+from sluiceway.gates.base import Gate
+from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
+from sluiceway.gates.registry import GateContext, build_gate
+from sluiceway.processor.ingest import QueueIngest
+from sluiceway.processor.maintenance import (
+    heartbeat_interval,
+    heartbeat_once,
+    poll_backlog_once,
+    reclaim_once,
+    run_every,
+    run_retry_mover,
+    stop_tasks,
+)
+from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
+from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.record import Recorder
+from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.settings import ProcessorSettings
+from sluiceway.processor.upstream import Upstream
+from sluiceway.processor.worker import Worker
+
+__all__ = ["Processor"]
+
+log = logging.getLogger(__name__)
+
+
+class Processor:
+    """One async processor over one broker."""
+
+    def __init__(
+        self,
+        settings: ProcessorSettings,
+        broker: Broker,
+        *,
+        clock: Clock | None = None,
+        registry: CollectorRegistry | None = None,
+        quota_store: Callable[[str], QuotaStore] | None = None,
+        services: Mapping[str, object] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if not settings.queues:
+            log.warning("the processor has no queues configured")
+        self.settings = settings
+        self.metrics = ProcessorMetrics(registry)
+        self.rt = Runtime(
+            broker=broker,
+            clock=clock or RealClock(),
+            settings=settings,
+            metrics=self.metrics,
+            rng=rng or random.Random(),
+        )
+        memory = MemoryQuotaStore()
+        self._quota_store = quota_store or (lambda address: memory)
+        self._services = dict(services or {})
+        self.pools: dict[str, PoolRuntime] = {}
+        self.ingests: list[QueueIngest] = []
+        self._gates: list[Gate] = []
+        self._upstream = Upstream(self.rt.clock, connections=sum(p.workers for p in settings.pools))
+        self._workers: list[asyncio.Task[None]] = []
+        self._ingest_tasks: list[asyncio.Task[None]] = []
+        self._background: list[asyncio.Task[None]] = []
+        self._ready = False
+        self._stopped = asyncio.Event()
+
+    @property
+    def ready(self) -> bool:
+        """True between a completed start and the beginning of a drain."""
+        return self._ready
+
+    @property
+    def broker(self) -> Broker:
+        return self.rt.broker
+
+    # -- building -------------------------------------------------------------------------
+
+    def _context(self, workers: int, labels: QueueLabels) -> GateContext:
+        return GateContext(
+            clock=self.rt.clock,
+            workers=workers,
+            quota_store=self._quota_store,
+            services=self._services,
+            labels={
+                "queue_id": labels.queue_id,
+                "queue_name": labels.queue_name,
+                "pool_name": labels.pool_name,
+            },
+        )
+
+    def _gate(
+        self, gate_type: str, params: object, workers: int, labels: QueueLabels, where: str
+    ) -> Gate | None:
+        gate = build_gate(gate_type, params, self._context(workers, labels), field=where)
+        if gate is not None:
+            self._gates.append(gate)
+        return gate
+
+    def _build_pools(self) -> None:
+        merge = self.settings.merge
+        for index, spec in enumerate(self.settings.pools):
+            queues = sum(1 for q in self.settings.queues if q.pool_id == spec.id)
+            labels = QueueLabels("", "", spec.id)
+            gate = self._gate(
+                spec.gate_type, spec.gate_params, spec.workers, labels, f"pools.{index}.gate_params"
+            )
+            self.pools[spec.id] = PoolRuntime(
+                spec,
+                ordering=merge.ordering,
+                queues=queues,
+                gate=gate,
+                buffer_per_queue=self.settings.buffer_per_queue,
+            )
+            self.metrics.worker_limit.labels(spec.id).set(spec.workers)
+
+    def _build_ingests(self) -> None:
+        for index, queue in enumerate(self.settings.queues):
+            pool = self.pools.get(queue.pool_id)
+            if pool is None:
+                raise ConfigError(
+                    f"unknown pool {queue.pool_id!r}", field=f"queues.{index}.worker_pool_id"
+                )
+            labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
+            self.metrics.prepare(labels)
+            gate = self._gate(
+                queue.gate_type,
+                queue.gate_params,
+                pool.spec.workers,
+                labels,
+                f"queues.{index}.gate_params",
+            )
+            self.ingests.append(QueueIngest(self.rt, queue, pool, gate))
+
+    # -- running --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Build gates and pools, then start ingest, workers and background tasks."""
+        self._build_pools()
+        self._build_ingests()
+        await self._upstream.start()
+        # One ingest pass before any worker runs, so the first dispatch already sees every
+        # queue's head in lane order.
+        await asyncio.gather(*(ingest.poll_once() for ingest in self.ingests))
+        for pool in self.pools.values():
+            for n in range(pool.spec.workers):
+                worker = Worker(self.rt, pool, self._upstream)
+                self._workers.append(
+                    asyncio.create_task(worker.run(), name=f"worker-{pool.spec.id}-{n}")
+                )
+        for ingest in self.ingests:
+            self._ingest_tasks.append(
+                asyncio.create_task(ingest.run(), name=f"ingest-{ingest.labels.queue_name}")
+            )
+        self._start_background()
+        self._ready = True
+        log.info("processor started: %d queues, %d pools", len(self.ingests), len(self.pools))
+
+    def _start_background(self) -> None:
+        rt, settings = self.rt, self.settings
+        names = [q.queue_name for q in settings.queues]
+        fallback = names[0] if names else "request-sortedset"
+        labels = [ingest.labels for ingest in self.ingests]
+        self._background = [
+            asyncio.create_task(run_retry_mover(rt, fallback), name="retry-mover"),
+            asyncio.create_task(
+                run_every(rt, heartbeat_interval(settings.claim_lease), lambda: heartbeat_once(rt)),
+                name="heartbeat",
+            ),
+            asyncio.create_task(
+                run_every(rt, settings.reclaim_interval, lambda: reclaim_once(rt, names)),
+                name="reclaimer",
+            ),
+        ]
+        if settings.backlog_interval > 0:
+            self._background.append(
+                asyncio.create_task(
+                    run_every(rt, settings.backlog_interval, lambda: poll_backlog_once(rt, labels)),
+                    name="backlog",
+                )
+            )
+
+    async def stop(self, *, drain_timeout: float | None = None) -> None:
+        """Drain (see the module docstring); ``drain_timeout`` in scaled seconds."""
+        if self._stopped.is_set():
+            return
+        self._ready = False
+        self.rt.stopping = True
+        self.rt.work_changed.fire()
+        await asyncio.gather(*self._ingest_tasks, return_exceptions=True)
+        await self._release_buffered()
+        await self._finish_in_flight(
+            self.settings.drain_timeout if drain_timeout is None else drain_timeout
+        )
+        await stop_tasks(self._background)
+        await self._upstream.aclose()
+        for gate in self._gates:
+            await gate.aclose()
+        self._stopped.set()
+        log.info("processor stopped")
+
+    async def _release_buffered(self) -> None:
+        recorder = Recorder(self.rt)
+        for pool in self.pools.values():
+            for item in await pool.close():
+                self.metrics.queue_depth.labels(*item.labels.values()).dec()
+                await recorder.release(item)
+
+    async def _finish_in_flight(self, drain_timeout: float) -> None:
+        if not self._workers:
+            return
+        _, pending = await asyncio.wait(self._workers, timeout=self.rt.wall(drain_timeout))
+        if pending:
+            log.warning("drain timeout: returning %d in-flight requests", len(pending))
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    async def __aenter__(self) -> Processor:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

@@ -1,0 +1,263 @@
+"""Ingest of one queue: peek, decode, settle what cannot run, gate, claim, hand to the pool.
+
+Steps per entry (each a method): decode (unreadable -> ``<queue>:invalid``; readable but bad
+-> INVALID_REQUEST); expire (DEADLINE_EXCEEDED, or the last HTTP answer this process saw);
+cancelled (CANCELLED); queue gates (Continue -> claim; Wait / Refuse / Error -> stays pending,
+the scan skips it; Drop -> GATE_DROPPED). Admitted requests are claimed with a lease and put in
+the pool's ready buffer in their lane. Ingest sleeps until an arrival, a finished request or
+the poll interval, whichever comes first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+import secrets
+from enum import Enum
+
+from sluiceway.broker.base import Claim, Entry, claim_key
+from sluiceway.gates.base import CLASSIFICATION_LABEL, Gate, GateRequest, Holdings, Verdict
+from sluiceway.processor.item import WorkItem
+from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.record import Recorder, key_of
+from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.settings import QueueSpec
+from sluiceway.wire import EntryError, Envelope, ErrorCode, ResultRecord, decode_envelope, lane_for
+
+__all__ = ["QueueIngest", "Taken"]
+
+log = logging.getLogger(__name__)
+
+
+class Taken(Enum):
+    """What happened to one examined entry."""
+
+    ADMITTED = "admitted"  # claimed and buffered
+    SETTLED = "settled"  # answered or moved aside: no longer pending
+    SKIPPED = "skipped"  # left pending (gate said not now)
+    CLOSED = "closed"  # the queue's budget is spent: stop scanning
+
+
+def gate_reason(verdict: Verdict, classification: str | None) -> str:
+    """The ``gate_decisions_total`` reason of a held request (upstream's rule)."""
+    if verdict is Verdict.ERROR:
+        return "error"
+    if verdict is Verdict.DROP:
+        return "dropped"
+    return "quota_exhausted" if classification == "overflow" else "gate_closed"
+
+
+class QueueIngest:
+    """The ingest task of one queue."""
+
+    def __init__(self, rt: Runtime, queue: QueueSpec, pool: PoolRuntime, gate: Gate | None) -> None:
+        self._rt = rt
+        self._queue = queue
+        self._pool = pool
+        self._gate = gate
+        self._recorder = Recorder(rt)
+        self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
+
+    async def run(self) -> None:
+        """Poll until the processor stops; wake on arrivals and finished work."""
+        while not self._rt.stopping:
+            try:
+                await self.poll_once()
+            except Exception:  # a broker hiccup must not end ingest
+                log.exception("ingest of %s failed; retrying", self._queue.queue_name)
+            if self._rt.stopping:
+                break
+            await self._idle()
+
+    async def _idle(self) -> None:
+        block_for = self._rt.wall(self._rt.settings.poll_interval)
+        arrival = asyncio.ensure_future(
+            self._rt.broker.wait_for_work([self._queue.queue_name], block_for)
+        )
+        changed = asyncio.ensure_future(self._rt.work_changed.wait(block_for))
+        try:
+            await asyncio.wait({arrival, changed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (arrival, changed):
+                task.cancel()
+            await asyncio.gather(arrival, changed, return_exceptions=True)
+
+    async def poll_once(self) -> int:
+        """Examine pending entries until the pool has no room for this queue or ``batch_size``
+        entries were skipped; returns how many were admitted."""
+        admitted = skipped = 0
+        while not self._rt.stopping and self._pool.room_for(self._queue.queue_name) > 0:
+            limit = self._rt.settings.batch_size
+            entries = await self._rt.broker.peek(self._queue.queue_name, limit, offset=skipped)
+            if not entries:
+                break
+            for entry in entries:
+                taken = await self.consider(entry)
+                if taken is Taken.CLOSED:
+                    return admitted
+                admitted += taken is Taken.ADMITTED
+                skipped += taken is Taken.SKIPPED
+                if skipped >= limit or self._pool.room_for(self._queue.queue_name) <= 0:
+                    return admitted
+        return admitted
+
+    # -- steps -------------------------------------------------------------------------------
+
+    async def consider(self, entry: Entry) -> Taken:
+        """Decide for one pending entry."""
+        envelope = await self.decode(entry)
+        if envelope is None:
+            return Taken.SETTLED
+        now = self._rt.clock.now()
+        if float(envelope.data.deadline) <= now:
+            return await self.expire(entry, envelope)
+        if await self._rt.broker.is_cancelled(envelope.id, envelope.request_token):
+            record = ResultRecord.error(
+                envelope.id, ErrorCode.CANCELLED, request_token=envelope.request_token
+            )
+            return await self._settle(entry, envelope, record, "failed")
+        return await self.admit(entry, envelope, now)
+
+    async def decode(self, entry: Entry) -> Envelope | None:
+        """The stamped envelope, or None after settling an entry that cannot run."""
+        try:
+            envelope = decode_envelope(entry.member)
+        except EntryError as exc:
+            await self._bad_entry(entry, exc)
+            return None
+        labels = {**envelope.internal.labels, **self._queue.labels}
+        labels.pop(CLASSIFICATION_LABEL, None)
+        return envelope.with_internal(
+            queue_id=self._queue.id, request_queue_name=self._queue.queue_name, labels=labels
+        )
+
+    async def _bad_entry(self, entry: Entry, exc: EntryError) -> None:
+        if not exc.readable:
+            if await self._rt.broker.quarantine(entry):
+                self._rt.metrics.invalid.labels(*self.labels.values()).inc()
+                log.warning("moved unreadable entry of %s aside: %s", entry.queue, exc.message)
+            return
+        assert exc.entry_id is not None
+        record = ResultRecord.error(
+            exc.entry_id, exc.code, exc.message, request_token=exc.request_token
+        )
+        claim = await self._claim(entry, exc.entry_id, exc.request_token)
+        if claim is not None:
+            await self._recorder.settle(claim, record, exc.result_route, self._queue)
+            self._rt.metrics.failures.labels(*self.labels.values()).inc()
+
+    async def expire(self, entry: Entry, envelope: Envelope) -> Taken:
+        """Answer an entry whose deadline passed while it was pending."""
+        last = self._rt.memory.last_answer(envelope.id, envelope.request_token)
+        token = envelope.request_token
+        if last is not None:
+            record = ResultRecord.ok(envelope.id, last.status, last.body, request_token=token)
+        else:
+            record = ResultRecord.error(
+                envelope.id, ErrorCode.DEADLINE_EXCEEDED, request_token=token
+            )
+        return await self._settle(entry, envelope, record, "exceeded_deadline")
+
+    async def admit(self, entry: Entry, envelope: Envelope, now: float) -> Taken:
+        """Queue gates, then the claim; an admitted request enters its lane."""
+        if not await self._within_budget(now):
+            self._rt.metrics.gate_decisions.labels(*self.labels.values(), "gate_closed").inc()
+            return Taken.CLOSED
+        owner = secrets.token_hex(8)
+        labels = dict(envelope.internal.labels)
+        holdings = Holdings()
+        if self._gate is not None:
+            request = GateRequest(
+                request_id=envelope.id,
+                request_token=envelope.request_token,
+                holder=f"{envelope.request_token}:{owner}",
+                deadline=float(envelope.data.deadline),
+                lease_until=self._rt.lease_until(float(envelope.data.deadline)),
+                metadata=envelope.data.metadata,
+                labels=labels,
+            )
+            decision = await self._gate.apply(request, holdings, now)
+            if decision.verdict is Verdict.DROP:
+                await holdings.release_all()
+                return await self._drop(entry, envelope, decision.message, decision.drop_payload)
+            if not decision.admitted:
+                reason = gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL))
+                self._rt.metrics.gate_decisions.labels(*self.labels.values(), reason).inc()
+                return Taken.SKIPPED
+        envelope = envelope.with_internal(labels=labels)
+        return await self._take(entry, envelope, owner, holdings)
+
+    async def _within_budget(self, now: float) -> bool:
+        if self._gate is None:
+            return True
+        budget = await self._gate.budget(now)
+        self._rt.metrics.budget.labels(*self.labels.values()).set(budget)
+        if budget >= 1.0:
+            return True
+        target = math.ceil(budget * self._pool.spec.workers)
+        return self._rt.book.count_for_queue(self._queue.queue_name) < target
+
+    async def _take(
+        self, entry: Entry, envelope: Envelope, owner: str, holdings: Holdings
+    ) -> Taken:
+        deadline = float(envelope.data.deadline)
+        claim = await self._rt.broker.claim(
+            entry, key=key_of(envelope), owner=owner, lease_until=self._rt.lease_until(deadline)
+        )
+        if claim is None:
+            await holdings.release_all()
+            return Taken.SETTLED
+        merge = self._rt.settings.merge
+        lane = lane_for(
+            envelope.internal.labels.get(CLASSIFICATION_LABEL),
+            envelope.internal.labels.get(merge.tier_label),
+        )
+        item = WorkItem(
+            claim=claim,
+            envelope=envelope,
+            queue=self._queue,
+            lane=lane,
+            labels=self.labels,
+            owner=owner,
+            ingested_at=self._rt.clock.monotonic(),
+            holdings=holdings,
+        )
+        self._rt.book.add(item)
+        self._rt.metrics.queue_depth.labels(*self.labels.values()).inc()
+        await self._pool.put(item)
+        return Taken.ADMITTED
+
+    async def _drop(
+        self, entry: Entry, envelope: Envelope, message: str, payload: str | None
+    ) -> Taken:
+        token = envelope.request_token
+        record = ResultRecord.error(
+            envelope.id, ErrorCode.GATE_DROPPED, message or None, request_token=token
+        )
+        if payload is not None:
+            record = dataclasses.replace(record, payload=payload)
+        self._rt.metrics.gate_decisions.labels(*self.labels.values(), "dropped").inc()
+        return await self._settle(entry, envelope, record, "failed")
+
+    async def _settle(
+        self, entry: Entry, envelope: Envelope, record: ResultRecord, counter: str
+    ) -> Taken:
+        claim = await self._claim(entry, envelope.id, envelope.request_token)
+        if claim is not None and await self._recorder.settle(
+            claim, record, envelope.result_route, self._queue
+        ):
+            self._rt.metrics.outcome(self.labels, counter)
+            self._rt.memory.forget(envelope.id, envelope.request_token)
+        return Taken.SETTLED
+
+    async def _claim(self, entry: Entry, request_id: str, token: str) -> Claim | None:
+        """A short claim taken only to answer the entry at once."""
+        return await self._rt.broker.claim(
+            entry,
+            key=claim_key(request_id, token),
+            owner=secrets.token_hex(8),
+            lease_until=self._rt.clock.now() + 60.0,
+        )

@@ -1,0 +1,47 @@
+"""A work item: one claimed request on its way through a pool, and its resources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sluiceway.broker.base import Claim
+from sluiceway.gates.base import Holdings
+from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.settings import QueueSpec
+from sluiceway.wire import Envelope
+from sluiceway.wire.lanes import Lane
+
+__all__ = ["WorkItem"]
+
+
+@dataclass(slots=True)
+class WorkItem:
+    """A claimed request. ``envelope`` carries the stamped labels (tier, classification);
+    ``holdings`` what its gates acquired; ``ingested_at`` is scaled monotonic seconds."""
+
+    claim: Claim
+    envelope: Envelope
+    queue: QueueSpec
+    lane: Lane
+    labels: QueueLabels
+    owner: str
+    ingested_at: float
+    holdings: Holdings = field(default_factory=Holdings)
+    attempts_here: int = 0
+
+    @property
+    def request_id(self) -> str:
+        return self.envelope.id
+
+    @property
+    def token(self) -> str:
+        return self.envelope.request_token
+
+    @property
+    def deadline(self) -> float:
+        return float(self.envelope.data.deadline)
+
+    @property
+    def holder(self) -> str:
+        """The quota holder token: unique per claim (request token + owner)."""
+        return f"{self.token}:{self.owner}"

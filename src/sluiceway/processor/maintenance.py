@@ -1,0 +1,127 @@
+"""Background tasks of a processor: claim heartbeat, reclaimer, retry mover, backlog poller.
+
+Each is a loop of one named step; the loops are timers only where nothing can signal (leases,
+backlog gauges). The retry mover sleeps until the earliest due retry or until this process
+parks a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from sluiceway.broker.base import Claim, RenewOutcome
+from sluiceway.processor.metrics import PROXIMITY_BUCKETS, QueueLabels
+from sluiceway.processor.runtime import Runtime
+
+__all__ = [
+    "heartbeat_interval",
+    "heartbeat_once",
+    "move_retries_once",
+    "poll_backlog_once",
+    "reclaim_once",
+    "run_every",
+    "run_retry_mover",
+    "stop_tasks",
+]
+
+log = logging.getLogger(__name__)
+_MOVE_LIMIT = 1000
+
+
+def heartbeat_interval(lease: float) -> float:
+    """A third of the lease, within [1, 30] scaled seconds (upstream's rule)."""
+    return min(30.0, max(1.0, lease / 3))
+
+
+async def run_every(rt: Runtime, interval: float, step: Callable[[], Awaitable[object]]) -> None:
+    """Run ``step`` every ``interval`` scaled seconds until the processor stops."""
+    while True:
+        await rt.clock.sleep(interval)
+        try:
+            await step()
+        except Exception:
+            log.exception("background step %s failed", getattr(step, "__name__", step))
+
+
+async def heartbeat_once(rt: Runtime) -> int:
+    """Renew every claim and gate holding this process holds; returns how many were lost."""
+    lost = 0
+    for item in rt.book:
+        lease_until = rt.lease_until(item.deadline)
+        outcome = await rt.broker.renew(item.claim, lease_until=lease_until)
+        if outcome is RenewOutcome.RENEWED:
+            item.claim = _with_lease(item.claim, lease_until)
+            await item.holdings.renew_all(lease_until)
+        else:
+            lost += 1
+            log.warning("claim of %s was %s", item.request_id, outcome.value)
+    return lost
+
+
+def _with_lease(claim: Claim, lease_until: float) -> Claim:
+    return dataclasses.replace(claim, lease_until=lease_until)
+
+
+async def reclaim_once(rt: Runtime, queues: Sequence[str]) -> int:
+    """Return expired claims (of any crashed owner) to their queues."""
+    total = 0
+    for queue in queues:
+        total += await rt.broker.reclaim_expired(queue, rt.clock.now(), 100)
+    if total:
+        rt.work_changed.fire()
+    return total
+
+
+async def move_retries_once(rt: Runtime, fallback_queue: str) -> int:
+    """Move due retries back to their queues."""
+    moved = await rt.broker.move_due_retries(
+        rt.clock.now(), _MOVE_LIMIT, fallback_queue=fallback_queue
+    )
+    if moved:
+        rt.work_changed.fire()
+    return moved
+
+
+async def run_retry_mover(rt: Runtime, fallback_queue: str) -> None:
+    """Move retries as they fall due; sleep until the next due time or a new retry."""
+    while True:
+        try:
+            while await move_retries_once(rt, fallback_queue) >= _MOVE_LIMIT:
+                pass
+            due = await rt.broker.next_retry_due()
+        except Exception:
+            log.exception("retry mover failed")
+            due = None
+        wait = rt.settings.poll_interval
+        if due is not None:
+            wait = min(wait, max(0.0, due - rt.clock.now()))
+        await rt.retry_parked.wait(rt.wall(wait) + 0.001)
+
+
+async def poll_backlog_once(rt: Runtime, queues: Sequence[QueueLabels]) -> None:
+    """Set ``broker_backlog`` and ``deadline_proximity_millis`` for each queue."""
+    for labels in queues:
+        values = labels.values()
+        try:
+            depth = await rt.broker.backlog(labels.queue_name)
+            now = rt.clock.now()
+            counts = await rt.broker.count_due(
+                labels.queue_name, [now + b for b in PROXIMITY_BUCKETS]
+            )
+        except Exception:
+            rt.metrics.backlog.labels(*values).set(0)
+            rt.metrics.backlog_available.labels(*values).set(0)
+            continue
+        rt.metrics.backlog.labels(*values).set(depth)
+        rt.metrics.backlog_available.labels(*values).set(1)
+        rt.metrics.proximity.update(labels, counts, depth)
+
+
+async def stop_tasks(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Cancel background tasks and wait for them to end."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

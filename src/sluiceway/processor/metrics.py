@@ -1,0 +1,164 @@
+"""The processor's Prometheus metrics (contracts section 8), one registry per processor.
+
+Names come from :mod:`sluiceway.observability.names`; labels are the queue triple
+(``queue_id``, ``queue_name``, ``pool_name``). Pool-gate series carry empty queue labels, as
+upstream. A per-instance :class:`CollectorRegistry` lets tests run several processors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.registry import Collector
+
+from sluiceway.observability.names import (
+    GATE_DECISION_REASONS,
+    PROCESSOR_LABELS,
+    processor_metric,
+)
+
+__all__ = ["PROXIMITY_BUCKETS", "ProcessorMetrics", "ProximitySnapshot", "QueueLabels"]
+
+_LATENCY_BUCKETS = (10, 25, 50, 100, 250, 500, 1e3, 2.5e3, 5e3, 1e4, 3e4, 6e4, 1.2e5)
+_RESIDENCE_BUCKETS = (
+    500, 1e3, 2e3, 5e3, 1e4, 3e4, 6e4, 1.2e5, 3e5, 6e5, 1.8e6, 3.6e6, 7.2e6, 2.16e7, 4.32e7, 8.64e7,
+)  # fmt: skip
+_MESSAGE_BUCKETS = (100, 1e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6)
+# Deadline proximity buckets in seconds (upstream: 0, 1s, 5s, ... 24h).
+PROXIMITY_BUCKETS: tuple[float, ...] = (
+    0, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400,
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class QueueLabels:
+    """The queue triple; pool-level series use empty queue fields."""
+
+    queue_id: str
+    queue_name: str
+    pool_name: str
+
+    def values(self) -> tuple[str, str, str]:
+        return (self.queue_id, self.queue_name, self.pool_name)
+
+
+def _counter(
+    registry: CollectorRegistry, name: str, doc: str, extra: Sequence[str] = ()
+) -> Counter:
+    return Counter(processor_metric(name), doc, [*PROCESSOR_LABELS, *extra], registry=registry)
+
+
+def _gauge(registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]) -> Gauge:
+    return Gauge(processor_metric(name), doc, list(labels), registry=registry)
+
+
+class ProximitySnapshot(Collector):
+    """``deadline_proximity_millis``: a histogram rebuilt from each backlog poll (not
+    monotonic). ``le="0"`` counts entries already past their deadline; ``_sum`` is estimated
+    from bucket midpoints."""
+
+    def __init__(self) -> None:
+        self._snapshots: dict[tuple[str, str, str], tuple[list[int], int]] = {}
+
+    def update(self, labels: QueueLabels, counts: list[int], total: int) -> None:
+        """``counts[i]`` = entries due within ``PROXIMITY_BUCKETS[i]`` seconds; ``total`` all."""
+        self._snapshots[labels.values()] = (list(counts), total)
+
+    def collect(self) -> list[HistogramMetricFamily]:
+        family = HistogramMetricFamily(
+            processor_metric("deadline_proximity_millis"),
+            "Pending entries by time left to their deadline (snapshot, ms).",
+            labels=list(PROCESSOR_LABELS),
+        )
+        for values, (counts, total) in self._snapshots.items():
+            buckets = [
+                (f"{b * 1000:g}", float(c)) for b, c in zip(PROXIMITY_BUCKETS, counts, strict=True)
+            ]
+            buckets.append(("+Inf", float(total)))
+            family.add_metric(list(values), buckets, _midpoint_sum(counts, total))
+        return [family]
+
+
+def _midpoint_sum(counts: list[int], total: int) -> float:
+    estimate, previous_bound, previous_count = 0.0, 0.0, 0
+    for bound, count in zip(PROXIMITY_BUCKETS, counts, strict=True):
+        estimate += (count - previous_count) * (previous_bound + bound) / 2 * 1000
+        previous_bound, previous_count = bound, count
+    return estimate + (total - previous_count) * previous_bound * 1000
+
+
+class ProcessorMetrics:
+    """Every processor collector, registered in ``registry``."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r, q = self.registry, PROCESSOR_LABELS
+        self.requests = _counter(r, "request_total", "First attempts of requests.")
+        self.retries = _counter(r, "request_retries_total", "Retries scheduled.")
+        self.successes = _counter(r, "successful_requests_total", "Requests answered < 400.")
+        self.failures = _counter(r, "failed_requests_total", "Requests failed for good.")
+        self.shed = _counter(r, "shedded_requests_total", "429 answers received.")
+        self.exceeded = _counter(
+            r, "exceeded_deadline_requests_total", "Requests ended by their deadline."
+        )
+        self.dispatched = _counter(r, "dispatched_requests_total", "Upstream attempts sent.")
+        self.tokens = _counter(r, "tokens_total", "Tokens from usage.", ["direction"])
+        self.gate_decisions = _counter(
+            r, "gate_decisions_total", "Gate decisions that held a request.", ["reason"]
+        )
+        self.gate_wait_requeues = _counter(
+            r, "gate_wait_requeues_total", "Parked requests returned after the gate wait."
+        )
+        self.invalid = _counter(r, "invalid_entries_total", "Entries moved to <queue>:invalid.")
+        self.inference_latency = Histogram(
+            processor_metric("inference_latency_time_millis"),
+            "Upstream attempt latency (ms).",
+            list(q),
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.residence = Histogram(
+            processor_metric("queue_residence_time_millis"),
+            "Ingest to worker pickup (ms).",
+            list(q),
+            buckets=_RESIDENCE_BUCKETS,
+            registry=r,
+        )
+        self.message_latency = Histogram(
+            processor_metric("message_latency_time_millis"),
+            "Publish to success (ms; Pub/Sub).",
+            list(q),
+            buckets=_MESSAGE_BUCKETS,
+            registry=r,
+        )
+        self.queue_depth = _gauge(r, "queue_depth", "Buffered, awaiting a worker.", q)
+        self.inflight = _gauge(r, "inflight_requests", "Dispatched, awaiting an answer.", q)
+        self.backlog = _gauge(r, "broker_backlog", "Pending entries in the broker.", q)
+        self.backlog_available = _gauge(
+            r, "broker_backlog_source_available", "1 when the backlog could be read.", q
+        )
+        self.worker_limit = _gauge(r, "pool_worker_limit", "Configured workers.", ["pool_name"])
+        self.budget = _gauge(r, "dispatch_budget", "Last gate budget.", q)
+        self.proximity = ProximitySnapshot()
+        r.register(self.proximity)
+
+    def prepare(self, labels: QueueLabels) -> None:
+        """Create the series of a queue at 0 so dashboards see them before traffic."""
+        for reason in GATE_DECISION_REASONS:
+            self.gate_decisions.labels(*labels.values(), reason)
+        for counter in (self.requests, self.retries, self.successes, self.failures, self.shed):
+            counter.labels(*labels.values())
+        for gauge in (self.queue_depth, self.inflight):
+            gauge.labels(*labels.values()).set(0)
+
+    def outcome(self, labels: QueueLabels, counter: str) -> None:
+        """Bump the outcome counter named by :class:`~sluiceway.processor.outcome.Finish`."""
+        target = {
+            "successful": self.successes,
+            "failed": self.failures,
+            "exceeded_deadline": self.exceeded,
+        }[counter]
+        target.labels(*labels.values()).inc()

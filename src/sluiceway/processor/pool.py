@@ -1,0 +1,78 @@
+"""A worker pool's ready buffer: ingest puts claimed requests in, workers take them out in
+lane order. Bounded per queue so that the memory held stays near the worker count while every
+queue keeps its best candidates visible to the lane order."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+from sluiceway.gates.base import Gate
+from sluiceway.processor.item import WorkItem
+from sluiceway.processor.lanes import LaneScheduler, Ordering
+from sluiceway.processor.settings import PoolSpec
+from sluiceway.processor.signals import Pulse
+
+__all__ = ["PoolRuntime"]
+
+
+class PoolRuntime:
+    """Ready buffer, busy count and wake-ups of one worker pool."""
+
+    def __init__(
+        self,
+        spec: PoolSpec,
+        *,
+        ordering: Ordering,
+        queues: int,
+        gate: Gate | None = None,
+        buffer_per_queue: int | None = None,
+    ) -> None:
+        self.spec = spec
+        self.gate = gate
+        self.scheduler: LaneScheduler[WorkItem] = LaneScheduler(ordering)
+        self.target = buffer_per_queue or math.ceil(spec.workers / max(1, queues)) + 1
+        self.busy = 0  # items taken by workers and not yet recorded
+        self.dispatching = 0  # upstream attempts in flight (budget targets count these)
+        self.capacity_changed = Pulse()  # an item finished: parked workers re-try their gates
+        self._ready = asyncio.Condition()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def room_for(self, queue: str) -> int:
+        """How many more ready items ``queue`` may add."""
+        return 0 if self._closed else max(0, self.target - self.scheduler.count_for_queue(queue))
+
+    async def put(self, item: WorkItem) -> None:
+        self.scheduler.add(
+            item, lane=item.lane.index, queue=item.queue.queue_name, deadline=item.deadline
+        )
+        async with self._ready:
+            self._ready.notify()
+
+    async def take(self) -> WorkItem | None:
+        """The next item in lane order; None once the pool is closed and empty."""
+        async with self._ready:
+            await self._ready.wait_for(lambda: len(self.scheduler) > 0 or self._closed)
+            picked = self.scheduler.pop()
+        if picked is None:
+            return None
+        self.busy += 1
+        return picked.item
+
+    def finished(self) -> None:
+        """A taken item is done (recorded, retried or released)."""
+        self.busy -= 1
+        self.capacity_changed.fire()
+
+    async def close(self) -> list[WorkItem]:
+        """Stop handing out items; return the ones still buffered (to be released)."""
+        self._closed = True
+        items = list(self.scheduler.drain())
+        async with self._ready:
+            self._ready.notify_all()
+        self.capacity_changed.fire()
+        return items

@@ -1,0 +1,93 @@
+"""The record step: every claimed request ends in exactly one of ack-with-result, retry or
+release; then its gate holdings are released and ingest is told there may be room."""
+
+from __future__ import annotations
+
+import logging
+
+from sluiceway.broker.base import Claim, ResultWrite, claim_key
+from sluiceway.processor.item import WorkItem
+from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.settings import QueueSpec
+from sluiceway.wire import Envelope, ResultRecord, encode_envelope
+
+__all__ = ["Recorder", "result_route"]
+
+log = logging.getLogger(__name__)
+
+
+def result_route(own_route: str | None, queue: QueueSpec, default: str) -> str:
+    """Destination precedence (contracts 2): the entry's route, the queue's, the default."""
+    return own_route or queue.result_queue_name or default
+
+
+class Recorder:
+    """Writes outcomes for work items (and for entries settled at ingest)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    def _write(self, record: ResultRecord, route: str | None, queue: QueueSpec) -> ResultWrite:
+        ttl = queue.result_ttl_seconds
+        return ResultWrite(
+            destination=result_route(route, queue, self._rt.settings.result_queue_name),
+            record=record.encode(),
+            request_id=record.id,
+            request_token=record.request_token,
+            expire_after=None if ttl is None else self._rt.wall(ttl),
+        )
+
+    async def settle(
+        self, claim: Claim, record: ResultRecord, route: str | None, queue: QueueSpec
+    ) -> bool:
+        """Ack a claim taken only to answer it (invalid, expired, cancelled, dropped)."""
+        return await self._rt.broker.ack(claim, self._write(record, route, queue))
+
+    async def result(self, item: WorkItem, record: ResultRecord, counter: str | None) -> bool:
+        """Ack ``item`` with ``record``; False when a newer owner holds the claim (fenced)."""
+        write = self._write(record, item.envelope.result_route, item.queue)
+        acked = await self._rt.broker.ack(item.claim, write)
+        if not acked:
+            log.warning("result for %s fenced: the claim was taken over", item.request_id)
+        elif counter is not None:
+            self._rt.metrics.outcome(item.labels, counter)
+        self._rt.memory.forget(item.request_id, item.token)
+        await self._done(item)
+        return acked
+
+    async def retry(self, item: WorkItem, delay: float, *, count: bool = True) -> bool:
+        """Park ``item`` in the retry set for ``delay`` scaled seconds."""
+        envelope = item.envelope.with_internal(
+            retry_count=item.envelope.internal.retry_count + (1 if count else 0),
+            request_queue_name=item.queue.queue_name,
+        )
+        due = self._rt.clock.now() + delay
+        parked = await self._rt.broker.retry_after(
+            item.claim, member=encode_envelope(envelope), due=due
+        )
+        if parked and count:
+            self._rt.metrics.retries.labels(*item.labels.values()).inc()
+        self._rt.retry_parked.fire()
+        await self._done(item)
+        return parked
+
+    async def release(self, item: WorkItem) -> bool:
+        """Give ``item`` back to its queue at its original score (drain, gate-wait timeout)."""
+        released = await self._rt.broker.release(item.claim)
+        await self._done(item)
+        return released
+
+    async def _done(self, item: WorkItem) -> None:
+        self._rt.book.remove(item)
+        await item.holdings.release_all()
+        self._rt.work_changed.fire()
+
+
+def key_of(envelope: Envelope) -> str:
+    """The claim key of an envelope's generation."""
+    return claim_key(envelope.id, envelope.request_token)
+
+
+def labels_for(queue: QueueSpec) -> QueueLabels:
+    return QueueLabels(queue.id, queue.queue_name, queue.pool_id)

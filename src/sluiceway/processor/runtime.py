@@ -1,0 +1,96 @@
+"""State shared by the ingest, worker and maintenance tasks of one processor."""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sluiceway.broker.base import Broker
+from sluiceway.clock import Clock
+from sluiceway.processor.item import WorkItem
+from sluiceway.processor.metrics import ProcessorMetrics
+from sluiceway.processor.outcome import HttpAnswer
+from sluiceway.processor.settings import ProcessorSettings
+from sluiceway.processor.signals import Pulse
+
+__all__ = ["AttemptMemory", "ClaimBook", "Runtime"]
+
+
+class ClaimBook:
+    """Claims this process holds (buffered, parked or in flight), for the heartbeat."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], WorkItem] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, item: WorkItem) -> None:
+        self._items[(item.claim.queue, item.claim.key)] = item
+
+    def remove(self, item: WorkItem) -> None:
+        self._items.pop((item.claim.queue, item.claim.key), None)
+
+    def __iter__(self) -> Iterator[WorkItem]:
+        return iter(list(self._items.values()))
+
+    def count_for_queue(self, queue: str) -> int:
+        return sum(1 for q, _ in self._items if q == queue)
+
+
+@dataclass(slots=True)
+class _Memory:
+    last_answer: HttpAnswer | None = None
+    connect_errors: int = 0
+
+
+class AttemptMemory:
+    """Per request generation: the last HTTP answer and consecutive transport errors.
+
+    Kept in process (bounded, oldest forgotten first): after a restart a request starts
+    counting afresh, which only makes retries more generous.
+    """
+
+    def __init__(self, capacity: int = 50_000) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[tuple[str, str], _Memory] = OrderedDict()
+
+    def get(self, request_id: str, token: str) -> _Memory:
+        key = (request_id, token)
+        entry = self._entries.pop(key, None) or _Memory()
+        self._entries[key] = entry
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+        return entry
+
+    def last_answer(self, request_id: str, token: str) -> HttpAnswer | None:
+        entry = self._entries.get((request_id, token))
+        return None if entry is None else entry.last_answer
+
+    def forget(self, request_id: str, token: str) -> None:
+        self._entries.pop((request_id, token), None)
+
+
+@dataclass
+class Runtime:
+    """What every task of one processor shares."""
+
+    broker: Broker
+    clock: Clock
+    settings: ProcessorSettings
+    metrics: ProcessorMetrics
+    book: ClaimBook = field(default_factory=ClaimBook)
+    memory: AttemptMemory = field(default_factory=AttemptMemory)
+    rng: random.Random = field(default_factory=random.Random)
+    work_changed: Pulse = field(default_factory=Pulse)
+    retry_parked: Pulse = field(default_factory=Pulse)
+    stopping: bool = False
+
+    def lease_until(self, deadline: float) -> float:
+        """A claim lease: ``claim_lease`` from now, at most 5 minutes past the deadline."""
+        return min(self.clock.now() + self.settings.claim_lease, deadline + 300.0)
+
+    def wall(self, seconds: float) -> float:
+        return self.clock.to_wall(seconds)

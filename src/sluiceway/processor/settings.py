@@ -1,0 +1,86 @@
+"""Runtime settings of a processor, built once from the config documents and flags.
+
+Durations are scaled seconds (decisions.md 1). The config models (``sluiceway.config``) say
+what operators write; these frozen dataclasses say what the runtime needs, passed whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sluiceway.broker.base import DEFAULT_RETRY_QUEUE
+from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.lanes import Ordering
+from sluiceway.processor.outcome import RetryPolicy
+
+__all__ = ["MergeSpec", "PoolSpec", "ProcessorSettings", "QueueSpec"]
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """One queue: where its requests go and how they are gated and retried."""
+
+    id: str
+    queue_name: str
+    igw_base_url: str
+    request_path: str = "/v1/completions"
+    inference_objective: str = ""
+    pool_id: str = "default"
+    result_queue_name: str = ""
+    result_ttl_seconds: float | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    gate_type: str = ""
+    gate_params: Mapping[str, object] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A worker pool: ``workers`` concurrent requests and an optional pool gate."""
+
+    id: str = "default"
+    workers: int = 64
+    gate_type: str = ""
+    gate_params: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    """The merge policy: lane ordering and what is stamped on requests."""
+
+    ordering: Ordering = "random-robin"
+    headers: HeaderPolicy = field(default_factory=HeaderPolicy)
+    tier_label: str = "tier"
+
+
+@dataclass(frozen=True)
+class ProcessorSettings:
+    """Everything the runtime needs (durations in scaled seconds).
+
+    ``batch_size``: entries one poll examines without admitting before it stops scanning;
+    ``buffer_per_queue``: ready requests held per queue (None = about workers / queues + 1);
+    ``gate_wait_timeout``: how long a parked worker holds a request (0 = until its deadline).
+    """
+
+    queues: Sequence[QueueSpec]
+    pools: Sequence[PoolSpec] = (PoolSpec(),)
+    merge: MergeSpec = field(default_factory=MergeSpec)
+    result_queue_name: str = "result-list"
+    retry_queue_name: str = DEFAULT_RETRY_QUEUE
+    batch_size: int = 10
+    poll_interval: float = 1.0
+    claim_lease: float = 300.0
+    reclaim_interval: float = 15.0
+    request_timeout: float = 300.0
+    drain_timeout: float = 120.0
+    gate_wait_timeout: float = 300.0
+    backlog_interval: float = 15.0
+    cancel_check_interval: float = 0.5
+    buffer_per_queue: int | None = None
+
+    def pool(self, pool_id: str) -> PoolSpec:
+        for pool in self.pools:
+            if pool.id == pool_id:
+                return pool
+        raise KeyError(pool_id)

@@ -1,0 +1,29 @@
+"""Wake-ups inside one process: a :class:`Pulse` wakes every task waiting on it (no polling)."""
+
+from __future__ import annotations
+
+import asyncio
+
+__all__ = ["Pulse"]
+
+
+class Pulse:
+    """Each ``fire()`` wakes all current waiters; ``wait`` gives up after wall ``block_for``."""
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[None] | None = None
+
+    def fire(self) -> None:
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+        self._future = None
+
+    async def wait(self, block_for: float | None = None) -> bool:
+        """True when fired, False on timeout (``block_for`` wall seconds; None = forever)."""
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._future), block_for)
+        except TimeoutError:
+            return False
+        return True

@@ -1,0 +1,92 @@
+"""The HTTP side of the dispatch step: one POST, its outcome as an :class:`Attempt`.
+
+Connection errors, resets, body read failures and the per-attempt timeout become transport
+attempts (retried by the outcome rules); an HTTP answer of any status is an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+
+from sluiceway.clock import Clock
+from sluiceway.processor.outcome import Attempt, AttemptKind, HttpAnswer
+from sluiceway.processor.retry import parse_retry_after
+from sluiceway.wire import headers as h
+
+__all__ = ["Upstream", "encode_body", "usage_tokens"]
+
+
+def encode_body(payload: Any) -> bytes:
+    """The request body: the entry's payload as JSON (an absent payload sends ``{}``)."""
+    return json.dumps({} if payload is None else payload, separators=(",", ":")).encode()
+
+
+def usage_tokens(body: str) -> tuple[int, int] | None:
+    """(prompt, completion) tokens from an OpenAI ``usage`` object, best effort."""
+    try:
+        usage = json.loads(body).get("usage") or {}
+        return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+class Upstream:
+    """A pooled aiohttp session for the workers of one processor."""
+
+    def __init__(self, clock: Clock, *, connections: int) -> None:
+        self._clock = clock
+        self._connections = max(1, connections)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        connector = aiohttp.TCPConnector(
+            limit=self._connections, limit_per_host=self._connections, keepalive_timeout=90
+        )
+        self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def send(
+        self, url: str, headers: dict[str, str], body: bytes, *, budget: float
+    ) -> Attempt:
+        """POST ``body``; ``budget`` is the attempt's budget in scaled seconds."""
+        if self._session is None:
+            raise RuntimeError("Upstream.start() was not called")
+        limit = aiohttp.ClientTimeout(total=max(0.001, self._clock.to_wall(budget)))
+        try:
+            async with self._session.post(url, data=body, headers=headers, timeout=limit) as resp:
+                text = await resp.text(errors="replace")
+                return self._answer(resp.status, resp.headers, text)
+        except TimeoutError:
+            return Attempt(AttemptKind.TIMEOUT, error=f"no answer within {budget:g}s")
+        except aiohttp.ClientError as exc:
+            return Attempt(AttemptKind.CONNECT_ERROR, error=f"{type(exc).__name__}: {exc}")
+        except OSError as exc:
+            return Attempt(AttemptKind.CONNECT_ERROR, error=f"{type(exc).__name__}: {exc}")
+
+    def _answer(self, status: int, headers: Any, text: str) -> Attempt:
+        retry_after = parse_retry_after(headers.get(h.RETRY_AFTER), self._clock.now())
+        return Attempt(
+            AttemptKind.HTTP,
+            HttpAnswer(status, text),
+            retry_after=retry_after,
+            dropped_reason=headers.get(h.DROPPED_REASON, ""),
+        )
+
+    @staticmethod
+    async def cancel(task: asyncio.Task[Attempt]) -> None:
+        """Abort an attempt in flight (closing its connection frees the upstream slot)."""
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise

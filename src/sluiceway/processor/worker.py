@@ -1,0 +1,271 @@
+"""A pool worker: take the next ready request and run its steps.
+
+``admit`` (cancellation, deadline, pool gates with parking), ``dispatch`` (the HTTP attempt,
+watched for cancellation), ``record`` (result or retry). Every path ends the claim exactly once
+through the :class:`~sluiceway.processor.record.Recorder`. A drain that runs out of time cancels
+the worker: its request goes back to the queue with its retry count unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+
+from sluiceway.gates.base import Decision, GateRequest, Verdict, apply_chain
+from sluiceway.processor.headers import build_headers, build_url
+from sluiceway.processor.ingest import gate_reason
+from sluiceway.processor.item import WorkItem
+from sluiceway.processor.outcome import Attempt, Finish, decide
+from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.record import Recorder
+from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
+from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
+
+__all__ = ["Worker"]
+
+log = logging.getLogger(__name__)
+_PARK_BACKSTOP = 0.5  # scaled seconds between gate re-checks when nothing signals
+
+
+class Worker:
+    """One worker of a pool: one request at a time."""
+
+    def __init__(self, rt: Runtime, pool: PoolRuntime, upstream: Upstream) -> None:
+        self._rt = rt
+        self._pool = pool
+        self._upstream = upstream
+        self._recorder = Recorder(rt)
+
+    async def run(self) -> None:
+        while (item := await self._pool.take()) is not None:
+            try:
+                await self.process(item)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("worker failed on %s; returning it to its queue", item.request_id)
+                await self._recorder.release(item)
+            finally:
+                self._pool.finished()
+
+    async def process(self, item: WorkItem) -> None:
+        """Admit, dispatch, record."""
+        self._picked_up(item)
+        try:
+            if not await self.admit(item):
+                return
+            attempt = await self.dispatch(item)
+            if attempt is not None:
+                await self.record(item, attempt)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._recorder.release(item))
+            raise
+
+    def _picked_up(self, item: WorkItem) -> None:
+        labels = item.labels.values()
+        self._rt.metrics.queue_depth.labels(*labels).dec()
+        waited = (self._rt.clock.monotonic() - item.ingested_at) * 1000
+        self._rt.metrics.residence.labels(*labels).observe(waited)
+        if item.envelope.internal.retry_count == 0:
+            self._rt.metrics.requests.labels(*labels).inc()
+
+    # -- admit --------------------------------------------------------------------------------
+
+    async def admit(self, item: WorkItem) -> bool:
+        """True when the request may be sent; otherwise it has been recorded or released."""
+        if await self._cancelled(item):
+            return False
+        if item.deadline <= self._rt.clock.now():
+            await self._expire(item)
+            return False
+        if self._pool.gate is None:
+            return True
+        return await self._pool_gate(item)
+
+    async def _pool_gate(self, item: WorkItem) -> bool:
+        started = self._rt.clock.now()
+        counted = False
+        while not self._rt.stopping:
+            now = self._rt.clock.now()
+            decision = await self._apply_pool_gate(item, now)
+            if decision.verdict is not Verdict.WAIT:
+                return await self._gate_outcome(item, decision)
+            if not counted:
+                self._count_gate(item, decision)
+                counted = True
+            if await self._parked_too_long(item, started, now):
+                return False
+            await self._pool.capacity_changed.wait(self._rt.wall(_PARK_BACKSTOP))
+        await self._recorder.release(item)
+        return False
+
+    async def _apply_pool_gate(self, item: WorkItem, now: float) -> Decision:
+        gate = self._pool.gate
+        assert gate is not None
+        budget = await gate.budget(now)
+        if budget < 1.0 and self._pool.dispatching >= math.ceil(budget * self._pool.spec.workers):
+            return Decision(Verdict.WAIT)
+        request = GateRequest(
+            request_id=item.request_id,
+            request_token=item.token,
+            holder=item.holder,
+            deadline=item.deadline,
+            lease_until=item.claim.lease_until,
+            metadata=item.envelope.data.metadata,
+            labels=dict(item.envelope.internal.labels),
+        )
+        return await apply_chain([gate], request, item.holdings, now)
+
+    async def _gate_outcome(self, item: WorkItem, decision: Decision) -> bool:
+        if decision.admitted:
+            return True
+        self._count_gate(item, decision)
+        token = item.token
+        if decision.verdict is Verdict.REFUSE:
+            await self._recorder.retry(item, self._rt.settings.poll_interval, count=False)
+        elif decision.verdict is Verdict.DROP:
+            record = ResultRecord.error(
+                item.request_id,
+                ErrorCode.GATE_DROPPED,
+                decision.message or None,
+                request_token=token,
+            )
+            if decision.drop_payload is not None:
+                record = dataclasses.replace(record, payload=decision.drop_payload)
+            await self._recorder.result(item, record, "failed")
+        else:
+            message = f"{DEFAULT_MESSAGES[ErrorCode.GATE_ERROR]}: {decision.message}"
+            record = ResultRecord.error(
+                item.request_id, ErrorCode.GATE_ERROR, message, request_token=token
+            )
+            await self._recorder.result(item, record, "failed")
+        return False
+
+    def _count_gate(self, item: WorkItem, decision: Decision) -> None:
+        reason = gate_reason(decision.verdict, item.envelope.internal.labels.get("classification"))
+        self._rt.metrics.gate_decisions.labels("", "", item.queue.pool_id, reason).inc()
+
+    async def _parked_too_long(self, item: WorkItem, started: float, now: float) -> bool:
+        if item.deadline <= now:
+            await self._expire(item)
+            return True
+        limit = self._rt.settings.gate_wait_timeout
+        if limit > 0 and now - started >= limit:
+            self._rt.metrics.gate_wait_requeues.labels(*item.labels.values()).inc()
+            await self._recorder.release(item)
+            return True
+        return await self._cancelled(item)
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    async def dispatch(self, item: WorkItem) -> Attempt | None:
+        """One upstream attempt; None when it was cancelled (and recorded as such)."""
+        if await self._cancelled(item):
+            return None
+        data, queue = item.envelope.data, item.queue
+        url = build_url(queue.igw_base_url, data.endpoint or queue.request_path)
+        headers = build_headers(
+            request_id=item.request_id,
+            caller_headers=data.headers,
+            metadata=data.metadata,
+            queue_objective=queue.inference_objective,
+            lane=item.lane,
+            policy=self._rt.settings.merge.headers,
+        )
+        budget = min(self._rt.settings.request_timeout, item.deadline - self._rt.clock.now())
+        send = asyncio.ensure_future(
+            self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
+        )
+        return await self._await_attempt(item, send)
+
+    async def _await_attempt(self, item: WorkItem, send: asyncio.Future[Attempt]) -> Attempt | None:
+        labels = item.labels.values()
+        watch = asyncio.ensure_future(self._watch_cancel(item))
+        started = self._rt.clock.monotonic()
+        self._rt.metrics.inflight.labels(*labels).inc()
+        self._rt.metrics.dispatched.labels(*labels).inc()
+        self._pool.dispatching += 1
+        try:
+            waiting: set[asyncio.Future[object]] = {send, watch}  # type: ignore[arg-type]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if send.done():
+                return send.result()
+            send.cancel()
+            await asyncio.gather(send, return_exceptions=True)
+            await self._record_cancel(item)
+            return None
+        finally:
+            for task in (watch, send):
+                task.cancel()
+            self._pool.dispatching -= 1
+            self._rt.metrics.inflight.labels(*labels).dec()
+            elapsed = (self._rt.clock.monotonic() - started) * 1000
+            self._rt.metrics.inference_latency.labels(*labels).observe(elapsed)
+
+    async def _watch_cancel(self, item: WorkItem) -> None:
+        """Return once the request's cancel marker appears (decisions.md 15b)."""
+        interval = self._rt.settings.cancel_check_interval
+        while not await self._rt.broker.is_cancelled(item.request_id, item.token):
+            await self._rt.clock.sleep(interval)
+
+    # -- record -------------------------------------------------------------------------------
+
+    async def record(self, item: WorkItem, attempt: Attempt) -> None:
+        """Finish with a result or park a retry, per the outcome rules."""
+        memory = self._rt.memory.get(item.request_id, item.token)
+        if attempt.answer is not None:
+            memory.last_answer, memory.connect_errors = attempt.answer, 0
+            self._count_answer(item, attempt)
+        else:
+            memory.connect_errors += 1
+        step = decide(
+            attempt,
+            request_id=item.request_id,
+            request_token=item.token,
+            attempts=item.envelope.internal.retry_count + 1,
+            connect_errors=memory.connect_errors,
+            last_answer=memory.last_answer,
+            remaining=item.deadline - self._rt.clock.now(),
+            policy=item.queue.retry,
+            rand=self._rt.rng.random(),
+            jitter=self._rt.rng.random(),
+        )
+        if isinstance(step, Finish):
+            await self._recorder.result(item, step.result, step.counter)
+        else:
+            await self._recorder.retry(item, step.delay)
+
+    def _count_answer(self, item: WorkItem, attempt: Attempt) -> None:
+        assert attempt.answer is not None
+        labels = item.labels.values()
+        if attempt.answer.status == 429:
+            self._rt.metrics.shed.labels(*labels).inc()
+        if attempt.answer.status < 400:
+            tokens = usage_tokens(attempt.answer.body)
+            if tokens is not None:
+                self._rt.metrics.tokens.labels(*labels, "input").inc(tokens[0])
+                self._rt.metrics.tokens.labels(*labels, "output").inc(tokens[1])
+
+    async def _cancelled(self, item: WorkItem) -> bool:
+        if not await self._rt.broker.is_cancelled(item.request_id, item.token):
+            return False
+        await self._record_cancel(item)
+        return True
+
+    async def _record_cancel(self, item: WorkItem) -> None:
+        record = ResultRecord.error(item.request_id, ErrorCode.CANCELLED, request_token=item.token)
+        await self._recorder.result(item, record, None)
+
+    async def _expire(self, item: WorkItem) -> None:
+        last = self._rt.memory.last_answer(item.request_id, item.token)
+        token = item.token
+        if last is not None:
+            record = ResultRecord.ok(item.request_id, last.status, last.body, request_token=token)
+        else:
+            record = ResultRecord.error(
+                item.request_id, ErrorCode.DEADLINE_EXCEEDED, request_token=token
+            )
+        await self._recorder.result(item, record, "exceeded_deadline")
