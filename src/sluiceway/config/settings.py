@@ -191,9 +191,9 @@ def load_processor_settings(
 ) -> Loaded[ProcessorSettings]:
     """Build :class:`ProcessorSettings` from a values file and flags (flags win).
 
-    ``overrides`` holds scalar flags given explicitly (keys as the dataclass fields, e.g.
-    ``concurrency``, ``request_timeout`` in seconds). ``env`` defaults to ``os.environ``
-    (``REDIS_URL``). Raises ConfigError naming the bad field.
+    ``overrides`` holds scalar flags (keys as the dataclass fields, e.g. ``concurrency``,
+    ``request_timeout`` in seconds); None values mean "not given". ``env`` defaults to
+    ``os.environ`` (``REDIS_URL``). Raises ConfigError naming the bad field.
     """
     env = os.environ if env is None else env
     sources = _from_values(Path(config_file), env) if config_file else _Sources()
@@ -208,7 +208,8 @@ def load_processor_settings(
             Path(request_merge_policy_config_file) if request_merge_policy_config_file else None
         ),
     )
-    scalars = {**sources.scalars, **(overrides or {})}
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    scalars = {**sources.scalars, **given}
     unknown = sorted(set(scalars) - set(_SCALARS))
     if unknown:
         raise ConfigError("unknown setting", field=unknown[0])

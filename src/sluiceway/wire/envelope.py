@@ -168,6 +168,10 @@ class _Reader:
         self.route = route
         self.token = token
 
+    @staticmethod
+    def at(path: str, key: str) -> str:
+        return f"{path}.{key}" if path else key
+
     def fail(self, message: str) -> EntryError:
         return EntryError(
             message, entry_id=self.entry_id, result_route=self.route, request_token=self.token
@@ -178,7 +182,7 @@ class _Reader:
         if value is None:
             return ""
         if not isinstance(value, str):
-            raise self.fail(f"{path}.{key} must be a string")
+            raise self.fail(f"{self.at(path, key)} must be a string")
         return value
 
     def number(self, obj: Mapping[str, Any], key: str, path: str) -> Number | None:
@@ -186,7 +190,7 @@ class _Reader:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(f"{path}.{key} must be a number")
+            raise self.fail(f"{self.at(path, key)} must be a number")
         return value
 
     def integer(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
@@ -194,7 +198,7 @@ class _Reader:
         if value is None:
             return None
         if isinstance(value, float) and not value.is_integer():
-            raise self.fail(f"{path}.{key} must be an integer")
+            raise self.fail(f"{self.at(path, key)} must be an integer")
         return int(value)
 
     def str_map(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, str]:
@@ -202,7 +206,7 @@ class _Reader:
         if value is None:
             return {}
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise self.fail(f"{path}.{key} must be a map of strings")
+            raise self.fail(f"{self.at(path, key)} must be a map of strings")
         return dict(value)
 
     def mapping(self, obj: Mapping[str, Any], key: str, path: str) -> dict[str, Any]:
@@ -210,7 +214,7 @@ class _Reader:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(f"{path}.{key} must be an object")
+            raise self.fail(f"{self.at(path, key)} must be an object")
         return value
 
 
@@ -285,7 +289,7 @@ def decode_envelope(member: str | bytes) -> Envelope:
     kind = top.get("request_kind") or "plain"
     if kind not in REQUEST_KINDS:
         raise reader.fail(f"request_kind {kind!r} is not one of {', '.join(REQUEST_KINDS)}")
-    internal = _internal(reader, reader.mapping(top, "internal", "entry"))
+    internal = _internal(reader, reader.mapping(top, "internal", ""))
     data = _request_data(reader, top["data"])
     return Envelope(data=data, internal=internal, request_kind=kind, source_token=token)
 

@@ -191,3 +191,10 @@ def test_full_envelope_encoding_order_is_pinned() -> None:
         '"headers":{"h":"v"},"endpoint":"/v1/chat/completions"}}'
     )
     assert decode_envelope(text) == env
+
+
+def test_internal_must_be_an_object() -> None:
+    with pytest.raises(EntryError) as info:
+        decode_envelope('{"internal":[],"data":{"id":"k","deadline":5}}')
+    assert info.value.entry_id == "k"
+    assert str(info.value) == "internal must be an object"
