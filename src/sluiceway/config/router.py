@@ -138,6 +138,9 @@ class EndpointPickerConfig(CamelModel):
 
     def check(self, path: str) -> list[str]:
         warnings = _check_plugins(self.plugins, path)
+        if self.api_version.startswith("inference.networking"):
+            at = join_path(path, "apiVersion")
+            warnings.append(f"{at}: {self.api_version} is deprecated; use llm-d.ai/v1")
         _check_refs(self, path)
         unknown = sorted(set(self.feature_gates) - KNOWN_FEATURE_GATES)
         gates_at = join_path(path, "featureGates")

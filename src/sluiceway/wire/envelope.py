@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -191,6 +192,8 @@ class _Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(f"{self.at(path, key)} must be a number")
+        if not math.isfinite(value):
+            raise self.fail(f"{self.at(path, key)} must be finite")
         return value
 
     def integer(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:

@@ -116,3 +116,8 @@ def test_legacy_top_level_saturation_detector() -> None:
     )
     legacy = load_endpoint_picker_config(doc).value.saturation_detector
     assert legacy is not None and legacy.metrics_staleness_threshold == pytest.approx(0.2)
+
+
+def test_legacy_api_version_warns() -> None:
+    loaded = load_endpoint_picker_config(_doc(apiVersion="inference.networking.x-k8s.io/v1alpha1"))
+    assert any("deprecated" in w for w in loaded.warnings)

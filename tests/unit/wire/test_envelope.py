@@ -198,3 +198,9 @@ def test_internal_must_be_an_object() -> None:
         decode_envelope('{"internal":[],"data":{"id":"k","deadline":5}}')
     assert info.value.entry_id == "k"
     assert str(info.value) == "internal must be an object"
+
+
+def test_non_finite_deadline_is_readable_error() -> None:
+    with pytest.raises(EntryError, match="finite") as info:
+        decode_envelope('{"data":{"id":"n","deadline":Infinity}}')
+    assert info.value.readable
