@@ -88,6 +88,8 @@ class Processor:
         self._background: list[asyncio.Task[None]] = []
         self._ready = False
         self._stopped = asyncio.Event()
+        self._build_pools()
+        self._build_ingests()
 
     @property
     def ready(self) -> bool:
@@ -159,9 +161,7 @@ class Processor:
     # -- running --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Build gates and pools, then start ingest, workers and background tasks."""
-        self._build_pools()
-        self._build_ingests()
+        """Start ingest, workers and background tasks (gates and pools exist already)."""
         await self._upstream.start()
         # One ingest pass before any worker runs, so the first dispatch already sees every
         # queue's head in lane order.
