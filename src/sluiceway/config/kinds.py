@@ -75,7 +75,9 @@ def _mapping_kind(doc: Mapping[str, Any]) -> str | None:
         return "helm-values"
     if "router" in doc:
         return "router-values"
-    if doc.get("type") in ("tier-priority", "random-robin") or set(doc) <= {"type", "parameters"}:
+    if doc and (
+        doc.get("type") in ("tier-priority", "random-robin") or set(doc) <= {"type", "parameters"}
+    ):
         return "merge-policy"
     if set(doc) & _COORDINATOR_HINTS:
         return "coordinator"
