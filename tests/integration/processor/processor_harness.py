@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -151,3 +152,13 @@ def processor(r: Rig, settings: ProcessorSettings) -> Processor:
 
 def with_retry(queues: Sequence[QueueSpec], policy: RetryPolicy) -> list[QueueSpec]:
     return [replace(q, retry=policy) for q in queues]
+
+
+async def wait_until(predicate: Callable[[], bool], *, within: float = 10.0) -> None:
+    """Poll a condition of the simulator (which offers no event for it), bounded in wall time."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.005)  # the simulator exposes no event to await

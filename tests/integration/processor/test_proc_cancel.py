@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from processor_harness import RESULTS, collect, guide_settings, rig
+from processor_harness import RESULTS, collect, guide_settings, rig, wait_until
 from prometheus_client import CollectorRegistry
 
 from sluiceway.processor.app import Processor
@@ -20,14 +20,6 @@ SLOW = SimConfig(max_num_seqs=4, time_to_first_token=0.05, inter_token_latency=0
 
 def payload(max_tokens: int) -> dict[str, object]:
     return {"model": "sim-model", "prompt": "go", "max_tokens": max_tokens}
-
-
-async def wait_until(predicate: object, *, within: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + within
-    while not predicate():  # type: ignore[operator]
-        assert loop.time() < end, "condition not reached"
-        await asyncio.sleep(0.005)
 
 
 async def test_cancel_in_flight_aborts_upstream_and_writes_one_cancelled() -> None:
