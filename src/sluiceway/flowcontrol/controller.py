@@ -37,6 +37,10 @@ from sluiceway.flowcontrol.settings import FlowControlSettings
 
 __all__ = ["Cycle", "FlowController", "Totals"]
 
+# Saturation within this of a ceiling counts as reaching it: the loop adds per-dispatch costs
+# such as 1/12, and the gate must not let one extra request through on rounding noise.
+GATE_EPS = 1e-9
+
 
 @dataclass(frozen=True, slots=True)
 class Cycle:
@@ -242,7 +246,7 @@ class FlowController:
         empty (upstream's head-of-line rule; with non-increasing ceilings it is the same as
         stopping at the first gated band with work)."""
         for i, band in enumerate(self._bands):
-            if sat >= ceilings[i]:
+            if sat >= ceilings[i] - GATE_EPS:
                 return None, i
             if band.queued:
                 item = band.queue.pop()
@@ -330,7 +334,7 @@ class FlowController:
             band, ceiling = self._bands[j], ceilings[j]
             if band.priority <= victim:
                 break
-            if ceiling <= 0 or sat < ceiling or not band.queued:
+            if ceiling <= 0 or sat < ceiling - GATE_EPS or not band.queued:
                 continue
             chosen = self.reclaimer.reclaim(now, sat, ceiling, band.priority, self.totals.inflight)
             return [i.request.request_id for i in chosen]
