@@ -30,7 +30,6 @@ _DEPLOYMENT_ONLY: Final = frozenset(
         "affinity",
         "otel",
         "tls",
-        "health",
         "replicas",
         "nodeSelector",
         "tolerations",
@@ -91,6 +90,12 @@ class MetricsValues(_Loose):
         return []
 
 
+class HealthValues(_Loose):
+    """``ap.health``: the port is used; probe timings belong to the chart."""
+
+    port: FlexInt = 8081
+
+
 class UrlSecret(_Loose):
     url: str = ""
 
@@ -128,7 +133,7 @@ class ApValues(CamelModel):
     affinity: Any = None
     otel: Any = None
     tls: Any = None
-    health: Any = None
+    health: HealthValues = Field(default_factory=HealthValues)
     replicas: Any = None
     node_selector: Any = None
     tolerations: Any = None

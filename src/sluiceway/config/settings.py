@@ -100,14 +100,18 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
     warnings = list(loaded.warnings)
     if url_secret is not None:
         warnings.append("ap.transportConfig.urlSecret: the URL comes from REDIS_URL when set")
-    scalars = {
-        "concurrency": ap.concurrency,
-        "drain_timeout": ap.drain_timeout,
-        "prometheus_url": ap.prometheus_url,
-        "prometheus_cache_ttl": ap.prometheus_cache_ttl,
-        "metrics_port": ap.metrics.port,
-        "transport_config_watch_interval": ap.transport_config_watch_interval,
+    top = {
+        "concurrency": "concurrency",
+        "drain_timeout": "drain_timeout",
+        "prometheus_url": "prometheus_url",
+        "prometheus_cache_ttl": "prometheus_cache_ttl",
+        "transport_config_watch_interval": "transport_config_watch_interval",
     }
+    scalars = {key: getattr(ap, name) for key, name in top.items() if name in ap.model_fields_set}
+    if "port" in ap.metrics.model_fields_set:
+        scalars["metrics_port"] = ap.metrics.port
+    if "port" in ap.health.model_fields_set:
+        scalars["health_port"] = ap.health.port
     return _Sources(
         transport=ap.transport or "redis-sortedset",
         transport_config=config,
@@ -116,7 +120,7 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
         pools_path="ap.workerPools",
         merge_policy=ap.request_merge_policy_config,
         merge_policy_path="ap.requestMergePolicyConfig",
-        scalars={k: v for k, v in scalars.items() if k in ap.model_fields_set or v},
+        scalars=scalars,
         warnings=warnings,
     )
 

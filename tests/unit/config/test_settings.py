@@ -124,3 +124,10 @@ def test_values_strictness(
 def test_unknown_override_rejected() -> None:
     with pytest.raises(ConfigError):
         load_processor_settings(transport="memory", overrides={"speed": 1}, env={})
+
+
+def test_values_ports(tmp_path: Path) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text("ap:\n  transport: memory\n  metrics: {port: 0}\n  health: {port: 0}\n")
+    settings = load_processor_settings(config_file=path, env={}).value
+    assert (settings.metrics_port, settings.health_port) == (0, 0)
