@@ -75,6 +75,16 @@ _SCALARS = (
 )
 
 
+# Scalar settings the values file may set under ``ap`` (same names as the dataclass fields).
+_VALUES_SCALARS = (
+    "concurrency",
+    "drain_timeout",
+    "prometheus_url",
+    "prometheus_cache_ttl",
+    "transport_config_watch_interval",
+)
+
+
 @dataclass
 class _Sources:
     """Raw documents gathered from the values file and the flags, before validation."""
@@ -100,14 +110,7 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
     warnings = list(loaded.warnings)
     if url_secret is not None:
         warnings.append("ap.transportConfig.urlSecret: the URL comes from REDIS_URL when set")
-    top = {
-        "concurrency": "concurrency",
-        "drain_timeout": "drain_timeout",
-        "prometheus_url": "prometheus_url",
-        "prometheus_cache_ttl": "prometheus_cache_ttl",
-        "transport_config_watch_interval": "transport_config_watch_interval",
-    }
-    scalars = {key: getattr(ap, name) for key, name in top.items() if name in ap.model_fields_set}
+    scalars = {name: getattr(ap, name) for name in _VALUES_SCALARS if name in ap.model_fields_set}
     if "port" in ap.metrics.model_fields_set:
         scalars["metrics_port"] = ap.metrics.port
     if "port" in ap.health.model_fields_set:
