@@ -1,0 +1,174 @@
+"""Shared set-up for end-to-end runs on real Redis and the simulator.
+
+Requests are observed where the model server sees them: :class:`SimLog` records each start and
+end of a running request with its objective and fairness id, so tests can check "at most N in
+flight" at every instant, not only at sampling times.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.broker.redis import open_redis_broker
+from sluiceway.clock import RealClock
+from sluiceway.gates.quota_stores import open_quota_stores
+from sluiceway.processor.app import Processor
+from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.sim import Engine
+from sluiceway.wire import ResultRecord, decode_result
+from sluiceway.wire.lanes import LANE_KEYS
+
+OBJECTIVE = "x-llm-d-inference-objective"
+FAIRNESS = "x-llm-d-inference-fairness-id"
+RESULTS = "results-list"
+TEAMS = {"premium": ("interactive", 2), "standard": ("async", 2), "batch": ("batch", 1)}
+
+
+@dataclass
+class SimLog:
+    """Start (+1) and end (-1) events of running requests at one simulated engine."""
+
+    events: list[tuple[float, int, str, str]] = field(default_factory=list)
+
+    def attach(self, engine: Engine) -> None:
+        labels = engine.labels
+        enter, leave = labels.enter, labels.leave
+
+        def on_enter(pairs: tuple[tuple[str, str], ...]) -> None:
+            self._add(+1, pairs)
+            enter(pairs)
+
+        def on_leave(pairs: tuple[tuple[str, str], ...]) -> None:
+            self._add(-1, pairs)
+            leave(pairs)
+
+        labels.enter = on_enter  # type: ignore[method-assign]
+        labels.leave = on_leave  # type: ignore[method-assign]
+
+    def _add(self, delta: int, pairs: tuple[tuple[str, str], ...]) -> None:
+        found = dict(pairs)
+        self.events.append(
+            (time.monotonic(), delta, found.get(OBJECTIVE, ""), found.get(FAIRNESS, ""))
+        )
+
+    def peak(self, *, objective: str | None = None, team: str | None = None) -> int:
+        """Most requests running at once that match the objective and/or team."""
+        running = best = 0
+        for _, delta, obj, fid in self.events:
+            if (objective is None or obj == objective) and (team is None or fid == team):
+                running += delta
+                best = max(best, running)
+        return best
+
+    def starts(self, *, objective: str | None = None, team: str | None = None) -> list[float]:
+        return [
+            t
+            for t, delta, obj, fid in self.events
+            if delta > 0 and objective in (None, obj) and team in (None, fid)
+        ]
+
+    def ends(self, *, team: str | None = None) -> list[float]:
+        return [t for t, delta, _, fid in self.events if delta < 0 and team in (None, fid)]
+
+
+def quota_params(limit: int, gating_mode: str) -> dict[str, Any]:
+    return {
+        "attribute": "team",
+        "mode": "concurrency",
+        "limit": str(limit),
+        "gating_mode": gating_mode,
+    }
+
+
+def queue(name: str, url: str, tier: str, gate: Mapping[str, Any] | None) -> QueueSpec:
+    return QueueSpec(
+        id=name,
+        queue_name=name,
+        igw_base_url=url,
+        pool_id="teams",
+        labels={"tier": tier},
+        gate_type="redis-quota" if gate else "",
+        gate_params=dict(gate or {}),
+    )
+
+
+def team_queues(url: str, *, gating_mode: str = "classifying") -> list[QueueSpec]:
+    return [
+        queue(f"team-{team}", url, tier, quota_params(limit, gating_mode))
+        for team, (tier, limit) in TEAMS.items()
+    ]
+
+
+def guide_settings(queues: Sequence[QueueSpec], *, workers: int, **kw: Any) -> ProcessorSettings:
+    merge = MergeSpec(
+        ordering="tier-priority",
+        headers=HeaderPolicy(
+            stamp_lanes=True, lane_objectives={k: k for k in LANE_KEYS}, fairness_attribute="team"
+        ),
+    )
+    base: dict[str, Any] = {
+        "queues": queues,
+        "pools": (PoolSpec(id="teams", workers=workers),),
+        "merge": merge,
+        "result_queue_name": RESULTS,
+        "poll_interval": 1.0,
+        "backlog_interval": 0,
+    }
+    base.update(kw)
+    return ProcessorSettings(**base)
+
+
+def guide_entry(team: str, index: int, *, now: float, ttl: float = 600) -> tuple[str, float]:
+    """The guide's raw ``publish()`` member (``internal: {}``) and its score."""
+    data = {
+        "id": f"{team}-{index:04d}",
+        "created": int(now),
+        "deadline": now + ttl,
+        "payload": {"model": "sim-model", "prompt": "summarize this", "max_tokens": 8},
+        "metadata": {"team": team},
+    }
+    return json.dumps({"internal": {}, "request_kind": "plain", "data": data}), now + ttl
+
+
+async def publish(broker: Broker, now: float, team: str, count: int, *, queue: str = "") -> None:
+    entries = [guide_entry(team, i, now=now) for i in range(count)]
+    await broker.enqueue(queue or f"team-{team}", entries)
+
+
+async def collect(broker: Broker, count: int, *, within: float) -> list[ResultRecord]:
+    """``count`` results; fails if they do not all arrive ``within`` wall seconds."""
+    out: list[ResultRecord] = []
+    end = time.monotonic() + within
+    while len(out) < count:
+        raw = await broker.pop_result(RESULTS, max(0.01, end - time.monotonic()))
+        if raw is None:
+            raise AssertionError(f"only {len(out)} of {count} results arrived")
+        out.append(decode_result(raw))
+    return out
+
+
+@asynccontextmanager
+async def redis_processor(
+    settings: ProcessorSettings, url: str, clock: RealClock
+) -> AsyncIterator[tuple[Processor, Broker]]:
+    """A processor on the Redis broker with Redis quota stores (one process)."""
+    options = BrokerOptions(url=url, time_scale=clock.scale)
+    broker = await open_redis_broker(options)
+    stores = await open_quota_stores("redis-sortedset", broker, options)
+    try:
+        async with Processor(
+            settings, broker, clock=clock, registry=CollectorRegistry(), quota_store=stores
+        ) as proc:
+            yield proc, broker
+    finally:
+        await stores.aclose()
+        await broker.aclose()
