@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from sluiceway.config import registry
@@ -17,10 +15,8 @@ class FakeParams(StrictModel):
 
 
 @pytest.fixture
-def implemented() -> Iterator[None]:
-    registry.IMPLEMENTED["local-max-concurrency"] = f"{__name__}:FakeParams"
-    yield
-    del registry.IMPLEMENTED["local-max-concurrency"]
+def implemented(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.IMPLEMENTED, "local-max-concurrency", f"{__name__}:FakeParams")
 
 
 def test_contract_names_are_registered() -> None:
@@ -37,7 +33,8 @@ def test_unknown_names_are_errors() -> None:
         registry.validate_params("plugin", "redis-quota", {}, field="plugins[0]")
 
 
-def test_known_but_unimplemented_is_a_warning() -> None:
+def test_known_but_unimplemented_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(registry.IMPLEMENTED, "prometheus-budget", raising=False)
     params, warnings = registry.validate_params(
         "gate", "prometheus-budget", {"pool": "p"}, field="g", type_field="g.type"
     )
