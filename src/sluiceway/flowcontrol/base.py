@@ -192,12 +192,12 @@ class Item:
         return f"Item({self.request.request_id!r}, band={self.band}, {self.state.value})"
 
 
-@dataclass(frozen=True, slots=True)
-class Finalized:
+class Finalized(NamedTuple):
     """The single terminal record of one request (exactly once per request).
 
     ``waited``: seconds from enqueue to this outcome. ``band``: the band it queued in;
-    ``priority``: the priority it asked for (metrics label).
+    ``priority``: the priority it asked for (metrics label). A named tuple: one is built per
+    dispatch, on the hot path.
     """
 
     request_id: str
@@ -298,8 +298,7 @@ class BandLoad(Protocol):
     def inflight(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class LimitInput:
+class LimitInput(NamedTuple):
     """Everything a usage-limit policy may read in one cycle.
 
     ``bands`` are in dispatch order (priority descending, band 0 included); ``unit`` is the

@@ -42,7 +42,7 @@ __all__ = ["Cycle", "FlowController", "Totals"]
 GATE_EPS = 1e-9
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cycle:
     """What one dispatch cycle decided.
 

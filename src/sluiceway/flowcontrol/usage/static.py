@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,4 +17,9 @@ class StaticUsageLimit:
     name: str = "static-usage-limit-policy"
 
     def ceilings(self, view: LimitInput) -> Sequence[float]:
-        return [self.threshold] * len(view.bands)
+        return _same(self.threshold, len(view.bands))
+
+
+@functools.lru_cache(maxsize=64)
+def _same(threshold: float, n: int) -> tuple[float, ...]:
+    return (threshold,) * n
