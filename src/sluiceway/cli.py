@@ -21,7 +21,11 @@ app = typer.Typer(
 )
 
 # Modules that define ``register(app)``; each adds its own subcommands.
-_COMMAND_MODULES: tuple[str, ...] = ("sluiceway.sim.command", "sluiceway.config.command")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "sluiceway.sim.command",
+    "sluiceway.config.command",
+    "sluiceway.processor.command",
+)
 
 
 def _register_all() -> None:

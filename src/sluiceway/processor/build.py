@@ -1,0 +1,114 @@
+"""From the configuration documents to a running processor's parts.
+
+:func:`runtime_settings` maps the validated config (``sluiceway.config.settings``) onto the
+runtime's :class:`~sluiceway.processor.settings.ProcessorSettings`; :func:`open_backend` opens
+the broker and the quota stores its transport implies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sluiceway.broker import open_broker
+from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.config.processor import MergePolicyConfig, QueueConfig
+from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
+from sluiceway.errors import ConfigError
+from sluiceway.gates.quota_stores import QuotaStores, open_quota_stores
+from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.outcome import RetryPolicy
+from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+
+__all__ = ["Backend", "merge_spec", "open_backend", "queue_spec", "runtime_settings"]
+
+
+def queue_spec(queue: QueueConfig, index: int, key: str = "queues") -> QueueSpec:
+    """One queue's runtime settings."""
+    if queue.resume:
+        raise ConfigError(
+            "resume is not implemented in this version", field=f"{key}[{index}].resume"
+        )
+    ttl = queue.result_ttl_seconds
+    return QueueSpec(
+        id=queue.id,
+        queue_name=queue.queue_name or queue.subscriber_id,
+        igw_base_url=queue.igw_base_url,
+        request_path=queue.request_path_url,
+        inference_objective=queue.inference_objective,
+        pool_id=queue.worker_pool_id,
+        result_queue_name=queue.result_queue_name,
+        result_ttl_seconds=None if ttl is None else float(ttl),
+        labels=dict(queue.labels),
+        gate_type=queue.gate_type,
+        gate_params=dict(queue.gate_params),
+        retry=RetryPolicy(queue.max_attempts, queue.max_connect_errors),
+    )
+
+
+def merge_spec(policy: MergePolicyConfig) -> MergeSpec:
+    """The merge policy's ordering and stamping."""
+    params = policy.parameters
+    headers = HeaderPolicy(
+        stamp_lanes=policy.type == "tier-priority",
+        lane_objectives=dict(params.lane_objectives),
+        objective_header=params.objective_header,
+        fairness_header=params.fairness_header,
+        fairness_attribute=params.fairness_attribute,
+        priority_header=params.priority_header,
+    )
+    return MergeSpec(ordering=policy.type, headers=headers, tier_label=params.tier_label)
+
+
+def runtime_settings(config: ProcessorConfig) -> ProcessorSettings:
+    """The runtime settings of a validated processor configuration (seconds are scaled)."""
+    tc = config.transport_config
+    key = "topics" if tc.transport == "gcp-pubsub" else "queues"
+    return ProcessorSettings(
+        queues=tuple(queue_spec(q, i, key) for i, q in enumerate(tc.all_queues)),
+        pools=tuple(
+            PoolSpec(p.id, p.workers, p.gate_type, dict(p.gate_params)) for p in config.pools
+        ),
+        merge=merge_spec(config.merge_policy),
+        result_queue_name=tc.result_queue_name,
+        retry_queue_name=tc.retry_queue_name,
+        batch_size=tc.batch_size,
+        poll_interval=tc.poll_interval_ms / 1000.0,
+        claim_lease=tc.claim_lease_ttl_seconds,
+        reclaim_interval=tc.claim_reclaim_interval_ms / 1000.0,
+        request_timeout=config.request_timeout,
+        drain_timeout=config.drain_timeout,
+        gate_wait_timeout=config.gate_wait_timeout,
+    )
+
+
+@dataclass
+class Backend:
+    """An open broker and the quota stores of its transport; close both with :meth:`aclose`."""
+
+    broker: Broker
+    quota_stores: QuotaStores
+
+    async def aclose(self) -> None:
+        await self.quota_stores.aclose()
+        await self.broker.aclose()
+
+
+async def open_backend(config: ProcessorConfig, *, time_scale: float) -> Backend:
+    """Open the transport's broker and quota stores."""
+    if config.transport == "gcp-pubsub":
+        raise ConfigError(
+            "the gcp-pubsub transport is not implemented in this version", field="transport"
+        )
+    tc = config.transport_config
+    options = BrokerOptions(
+        url=tc.url or None,
+        time_scale=time_scale,
+        settings=tc.model_dump(exclude={"queues", "topics"}),
+    )
+    broker = await open_broker(config.transport, options)
+    try:
+        stores = await open_quota_stores(config.transport, broker, options)
+    except BaseException:
+        await broker.aclose()
+        raise
+    return Backend(broker, stores)
