@@ -42,13 +42,25 @@ from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
 from sluiceway.processor.pool import PoolRuntime
 from sluiceway.processor.record import Recorder
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import ProcessorSettings
+from sluiceway.processor.settings import ProcessorSettings, QueueSpec
 from sluiceway.processor.upstream import Upstream
 from sluiceway.processor.worker import Worker
 
 __all__ = ["Processor"]
 
 log = logging.getLogger(__name__)
+
+
+def _warn_shared_ttl(queue: QueueSpec, default_route: str) -> None:
+    """decisions.md 15: an expiry on a list many requests share expires them all."""
+    if queue.result_ttl_seconds is not None:
+        shared = queue.result_queue_name or default_route
+        log.warning(
+            "queue %s: result_ttl_seconds expires the whole result list (%s unless a request "
+            "names its own route), not single results",
+            queue.queue_name,
+            shared,
+        )
 
 
 class Processor:
@@ -100,6 +112,10 @@ class Processor:
     def broker(self) -> Broker:
         return self.rt.broker
 
+    def queue_gates(self) -> list[Gate]:
+        """The queue gates, in queue order (queues without a gate are left out)."""
+        return [ingest.gate for ingest in self.ingests if ingest.gate is not None]
+
     # -- building -------------------------------------------------------------------------
 
     def _context(self, workers: int, labels: QueueLabels) -> GateContext:
@@ -149,6 +165,7 @@ class Processor:
                 )
             labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
             self.metrics.prepare(labels)
+            _warn_shared_ttl(queue, self.settings.result_queue_name)
             gate = self._gate(
                 queue.gate_type,
                 queue.gate_params,

@@ -59,6 +59,7 @@ class QueueIngest:
         self._pool = pool
         self._gate = gate
         self._recorder = Recorder(rt)
+        self.gate = gate
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
 
     async def run(self) -> None:
