@@ -70,6 +70,9 @@ PLUGIN_TYPES: Final[dict[str, str]] = {
     "queue-scorer": "scorer",
     "kv-cache-utilization-scorer": "scorer",
     "prefix-cache-scorer": "scorer",
+    # sluiceway's own (contracts 7: own type names)
+    "token-fair-fairness-policy": "fairness",
+    "adaptive-holdback-policy": "usage-limit",
 }
 
 # type name -> "module.path:ParamsModel"; one line per implemented type.
@@ -79,6 +82,18 @@ IMPLEMENTED: Final[dict[str, str]] = {
     "composite": "sluiceway.gates.composite:CompositeParams",
     "wait-on-refuse": "sluiceway.gates.wait_on_refuse:WaitOnRefuseParams",
     "redis-quota": "sluiceway.gates.quota:QuotaParams",
+    "global-strict-fairness-policy": "sluiceway.flowcontrol.params:GlobalStrictParams",
+    "round-robin-fairness-policy": "sluiceway.flowcontrol.params:RoundRobinParams",
+    "token-fair-fairness-policy": "sluiceway.flowcontrol.params:TokenFairParams",
+    "fcfs-ordering-policy": "sluiceway.flowcontrol.params:FCFSParams",
+    "edf-ordering-policy": "sluiceway.flowcontrol.params:EDFParams",
+    "slo-deadline-ordering-policy": "sluiceway.flowcontrol.params:SLODeadlineParams",
+    "static-usage-limit-policy": "sluiceway.flowcontrol.params:StaticUsageLimitParams",
+    "priority-holdback-policy": "sluiceway.flowcontrol.params:PriorityHoldbackParams",
+    "soft-reflective-ceiling-policy": "sluiceway.flowcontrol.params:SoftReflectiveParams",
+    "adaptive-holdback-policy": "sluiceway.flowcontrol.params:AdaptiveHoldbackParams",
+    "utilization-detector": "sluiceway.flowcontrol.params:UtilizationDetectorParams",
+    "concurrency-detector": "sluiceway.flowcontrol.params:ConcurrencyDetectorParams",
 }
 
 Kind = Literal["gate", "plugin"]
