@@ -62,7 +62,14 @@ class TokenFairBand:
         return None
 
     def discard(self, item: Item) -> None:
-        compact(item.flow.heap, item.flow.queued)
+        flow = item.flow
+        if flow.queued == 0 and flow.in_ring:
+            # Emptied by cancellation or expiry: it is idle now, so its next arrival is lifted.
+            flow.in_ring = False
+            flow.version += 1
+            flow.heap.clear()
+            return
+        compact(flow.heap, flow.queued)
 
     def settle(self, item: Item, usage: Usage | None) -> None:
         if usage is None:

@@ -121,3 +121,16 @@ def test_round_robin_would_break_the_token_bound() -> None:
     light = sum(60 for d in done if d.fairness_id == "light")
     heavy = sum(600 for d in done if d.fairness_id == "heavy")
     assert heavy - light > 2 * 600
+
+
+def test_flow_emptied_by_cancellation_is_lifted_when_it_returns() -> None:
+    fc = make()
+    fc.add(Request("b0", "b", max_tokens=10), 0.0)  # b queued with counter 0
+    for i in range(10):
+        fc.add(Request(f"a{i}", "a", max_tokens=10), 0.0)
+    fc.on_cancelled("b0", 0.5)
+    fc.next_dispatches(1.0, OPEN, limit=5)  # a alone: its counter runs to 100
+    fc.add(Request("b1", "b", max_tokens=10), 2.0)
+    order = [d.request_id for d in fc.next_dispatches(3.0, OPEN, limit=4).dispatched]
+    assert order.count("b1") == 1 and order.index("b1") <= 1  # lifted, not 5 turns ahead
+    assert fc.band(0).flows["b"].vtime >= 100  # type: ignore[union-attr]
