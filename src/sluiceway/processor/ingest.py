@@ -65,20 +65,21 @@ class QueueIngest:
     async def run(self) -> None:
         """Poll until the processor stops; wake on arrivals and finished work."""
         while not self._rt.stopping:
+            generation = self._rt.work_changed.generation
             try:
                 await self.poll_once()
             except Exception:  # a broker hiccup must not end ingest
                 log.exception("ingest of %s failed; retrying", self._queue.queue_name)
             if self._rt.stopping:
                 break
-            await self._idle()
+            await self._idle(generation)
 
-    async def _idle(self) -> None:
+    async def _idle(self, generation: int) -> None:
         block_for = self._rt.wall(self._rt.settings.poll_interval)
         arrival = asyncio.ensure_future(
             self._rt.broker.wait_for_work([self._queue.queue_name], block_for)
         )
-        changed = asyncio.ensure_future(self._rt.work_changed.wait(block_for))
+        changed = asyncio.ensure_future(self._rt.work_changed.wait(block_for, since=generation))
         try:
             await asyncio.wait({arrival, changed}, return_when=asyncio.FIRST_COMPLETED)
         finally:
