@@ -20,7 +20,7 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import RedisError, ResponseError
@@ -40,7 +40,7 @@ from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
 from sluiceway.errors import BrokerError, ConfigError
 
-__all__ = ["RedisBroker", "connect_redis", "open_redis_broker"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "RedisBroker", "connect_redis", "open_redis_broker"]
 
 _log = logging.getLogger(__name__)
 
@@ -48,6 +48,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 AnyRedis = Redis | RedisCluster
 _Rows = list[tuple[str, float]]
+DEFAULT_MAX_CONNECTIONS = 512
+_POOL_WAIT_SECONDS = 30.0
 _RENEW_STATUS = {1: RenewOutcome.RENEWED, 0: RenewOutcome.MISSING, -1: RenewOutcome.STOLEN}
 
 
@@ -72,9 +74,18 @@ def _ms(wall_seconds: float | None) -> int:
 
 
 def connect_redis(
-    url: str, *, mode: str = "standalone", addrs: Sequence[str] = (), master_name: str = ""
+    url: str,
+    *,
+    mode: str = "standalone",
+    addrs: Sequence[str] = (),
+    master_name: str = "",
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> AnyRedis:
-    """A redis-py asyncio client for ``url`` (AUTH, TLS and DB come from the URL)."""
+    """A redis-py asyncio client for ``url`` (AUTH, TLS and DB come from the URL).
+
+    Standalone clients share a blocking pool of ``max_connections``: a burst of commands
+    beyond it waits for a free connection instead of failing.
+    """
     common: dict[str, Any] = {"decode_responses": True, "encoding_errors": "surrogateescape"}
     if mode == "cluster":
         return RedisCluster.from_url(url, **common)
@@ -88,7 +99,10 @@ def connect_redis(
         return cast(Redis, sentinel.master_for(master_name))
     if mode != "standalone":
         raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
-    return Redis.from_url(url, **common)
+    pool = BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=_POOL_WAIT_SECONDS, **common
+    )
+    return Redis.from_pool(pool)
 
 
 class RedisBroker:
