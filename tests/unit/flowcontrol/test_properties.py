@@ -38,7 +38,11 @@ cycle_op = st.tuples(
 finish_op = st.tuples(st.just("finish"), st.integers(0, 50))
 cancel_op = st.tuples(st.just("cancel"), st.integers(0, 50))
 prio_op = st.tuples(st.just("prios"), st.sets(st.sampled_from([7, -3, 10])))
-ops = st.lists(st.one_of(add_op, add_op, cycle_op, cycle_op, finish_op, cancel_op, prio_op))
+ops = st.lists(
+    st.one_of(add_op, add_op, cycle_op, cycle_op, finish_op, cancel_op, prio_op),
+    min_size=5,
+    max_size=80,
+)
 
 
 class Model:
@@ -127,7 +131,7 @@ class Model:
         assert fc.reclaimer.pending() >= 0
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(ops, st.booleans())
 def test_random_sequences_keep_the_invariants(seq: list[tuple[object, ...]], evict: bool) -> None:
     model = Model(evict)
