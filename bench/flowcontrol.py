@@ -10,6 +10,9 @@ token-fair. Flow choice is Zipf-like (a hot tenant), bands uniform.
   (the hardest case: every dispatch needs a completion first). Dispatches/s.
 * drain: 5,000 callers wait in ``enqueue_and_wait`` on a saturated pool; capacity is released
   at once; time until every caller has returned (the Go original ticks once per ms: ~1,000/s).
+* fairness: two always-backlogged tenants, one sending 10x the tokens per request, on a
+  4-slot pool in virtual time: the largest gap in served tokens over any interval (VTC's bound:
+  2U) and Jain's index of the served tokens, per fairness policy.
 
 Baseline measured in the same run: a bare ``heapq`` push/pop loop over W items; figures are
 also printed as ratios to it. Default: a representative subset, short. ``--full``: every cell.
@@ -156,6 +159,30 @@ async def drain_rate(waiting: int, policy: str) -> float:
     return waiting / (time.perf_counter() - start)
 
 
+def fairness_figures(policy: str, dispatches: int = 4000) -> tuple[float, float, float]:
+    """(largest served-token gap over any interval, 2U, Jain's index) for two tenants."""
+    fair = TokenFair()
+    fc = make_controller(Cell(1, 2, 0, policy))
+    tokens = {"light": 30, "heavy": 300}
+    served = dict.fromkeys(tokens, 0.0)
+    gaps, ends, ids = [0.0], [(0.0, "")], itertools.count()
+    while len(gaps) <= dispatches:
+        now, rid = heapq.heappop(ends)
+        if rid:
+            fc.on_finished(rid, now)
+        for tenant, n in tokens.items():
+            while fc.band(0).flows.get(tenant) is None or fc.band(0).flows[tenant].queued < 40:
+                fc.add(Request(f"{tenant}{next(ids)}", tenant, max_tokens=n), now)
+        view = CapacityView(fc.totals.inflight / 4, request_cost=0.25)
+        for d in fc.next_dispatches(now, view).dispatched:
+            served[d.fairness_id] += fair.charge_of(0, tokens[d.fairness_id])
+            gaps.append(served["light"] - served["heavy"])
+            heapq.heappush(ends, (now + tokens[d.fairness_id] / 100, d.request_id))
+    total = sum(served.values())
+    jain = total**2 / (2 * sum(v * v for v in served.values()))
+    return max(gaps) - min(gaps), 2 * fair.charge_of(0, tokens["heavy"]), jain
+
+
 def run_grid(cells: list[tuple[int, int, int]], steps: int) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for bands, flows, waiting in cells:
@@ -191,6 +218,12 @@ def main(argv: list[str]) -> int:
         print(
             f"drain 5,000 waiting, capacity freed at once, {policy:<14} "
             f"{drains[policy]:>9,.0f}/s (Go original: ~1,000/s, one per 1 ms tick)"
+        )
+    for policy in POLICIES:
+        gap, bound, jain = fairness_figures(policy)
+        print(
+            f"fairness, 10x token skew, {policy:<14} max gap {gap:>9,.0f} tokens "
+            f"(2U = {bound:,.0f})   Jain {jain:.4f}"
         )
     worst_core = min(float(r["core"]) for r in rows)  # type: ignore[arg-type]
     worst_shell = min(float(r["adapter"]) for r in rows)  # type: ignore[arg-type]
