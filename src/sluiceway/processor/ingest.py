@@ -120,7 +120,7 @@ class QueueIngest:
             record = ResultRecord.error(
                 envelope.id, ErrorCode.CANCELLED, request_token=envelope.request_token
             )
-            return await self._settle(entry, envelope, record, "failed")
+            return await self._settle(entry, envelope, record, None)
         return await self.admit(entry, envelope, now)
 
     async def decode(self, entry: Entry) -> Envelope | None:
@@ -245,13 +245,14 @@ class QueueIngest:
         return await self._settle(entry, envelope, record, "failed")
 
     async def _settle(
-        self, entry: Entry, envelope: Envelope, record: ResultRecord, counter: str
+        self, entry: Entry, envelope: Envelope, record: ResultRecord, counter: str | None
     ) -> Taken:
         claim = await self._claim(entry, envelope.id, envelope.request_token)
         if claim is not None and await self._recorder.settle(
             claim, record, envelope.result_route, self._queue
         ):
-            self._rt.metrics.outcome(self.labels, counter)
+            if counter is not None:
+                self._rt.metrics.outcome(self.labels, counter)
             self._rt.memory.forget(envelope.id, envelope.request_token)
         return Taken.SETTLED
 

@@ -44,6 +44,7 @@ class ClaimBook:
 class _Memory:
     last_answer: HttpAnswer | None = None
     connect_errors: int = 0
+    counted: bool = False  # request_total already counted this generation
 
 
 class AttemptMemory:

@@ -69,7 +69,9 @@ class Worker:
         self._rt.metrics.queue_depth.labels(*labels).dec()
         waited = (self._rt.clock.monotonic() - item.ingested_at) * 1000
         self._rt.metrics.residence.labels(*labels).observe(waited)
-        if item.envelope.internal.retry_count == 0:
+        memory = self._rt.memory.get(item.request_id, item.token)
+        if item.envelope.internal.retry_count == 0 and not memory.counted:
+            memory.counted = True
             self._rt.metrics.requests.labels(*labels).inc()
 
     # -- admit --------------------------------------------------------------------------------

@@ -1,0 +1,31 @@
+"""Protocols and pure decision logic import no I/O library (house style 1, rule 1)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("aiohttp", "redis", "starlette", "uvicorn", "prometheus_client", "pydantic")
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "sluiceway.broker.base",
+        "sluiceway.gates.base",
+        "sluiceway.processor.lanes",
+        "sluiceway.processor.retry",
+        "sluiceway.processor.outcome",
+        "sluiceway.processor.headers",
+    ],
+)
+def test_module_imports_nothing_heavy(module: str) -> None:
+    code = (
+        "import sys, importlib; "
+        f"importlib.import_module({module!r}); "
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
