@@ -60,6 +60,15 @@ class Cycle:
     stopped_at: int | None = None
 
 
+def _well_formed(ceilings: Sequence[float], n: int) -> Sequence[float]:
+    """Ceilings as the loop needs them: one per band (missing ones fail open at 1.0, as
+    upstream pre-fills its buffer) and non-increasing (the contract; enforced, not trusted)."""
+    if len(ceilings) == n and all(a >= b for a, b in itertools.pairwise(ceilings)):
+        return ceilings
+    padded = [*ceilings[:n], *([1.0] * (n - len(ceilings)))]
+    return list(itertools.accumulate(padded, min))
+
+
 @dataclass(slots=True)
 class Totals:
     """Global counters: queued requests and bytes, in-flight requests."""
@@ -126,7 +135,7 @@ class FlowController:
         self._maybe_collect(now)
         self._expiry.compact(self.totals.queued)
         view = LimitInput(now, capacity.saturation, self._bands, capacity.request_cost)
-        ceilings = self.settings.usage_limit.ceilings(view)
+        ceilings = _well_formed(self.settings.usage_limit.ceilings(view), len(self._bands))
         dispatched: list[Finalized] = []
         sat, stop = capacity.saturation, None
         if not capacity.pool_empty:

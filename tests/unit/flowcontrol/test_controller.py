@@ -291,3 +291,23 @@ def test_state_of_follows_the_lifecycle() -> None:
     assert fc.state_of("a") is ItemState.IN_FLIGHT
     fc.on_finished("a", 1.0)
     assert fc.state_of("a") is None
+
+
+class _Sloppy:
+    """A usage-limit policy breaking the contract: too few ceilings, increasing ones."""
+
+    name = "sloppy"
+
+    def __init__(self, values: list[float]) -> None:
+        self.values = values
+
+    def ceilings(self, view: object) -> list[float]:
+        return self.values
+
+
+def test_ceilings_are_padded_open_and_made_non_increasing() -> None:
+    bands = (BandSettings(2), BandSettings(1))
+    short = make(bands=bands, usage_limit=_Sloppy([0.5]))
+    assert list(short.next_dispatches(0.0, OPEN).ceilings) == [0.5, 0.5, 0.5]
+    rising = make(bands=bands, usage_limit=_Sloppy([0.2, 0.9, 0.4]))
+    assert list(rising.next_dispatches(0.0, OPEN).ceilings) == [0.2, 0.2, 0.2]
