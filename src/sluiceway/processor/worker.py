@@ -108,6 +108,7 @@ class Worker:
         gate = self._pool.gate
         assert gate is not None
         budget = await gate.budget(now)
+        self._rt.metrics.budget.labels("", "", self._pool.spec.id).set(budget)
         if budget < 1.0 and self._pool.dispatching >= math.ceil(budget * self._pool.spec.workers):
             return Decision(Verdict.WAIT)
         request = GateRequest(

@@ -133,3 +133,25 @@ async def test_gate_wait_timeout_returns_parked_work_to_the_queue() -> None:
             )
         assert all(res.status_code == 200 for res in results)
         assert requeued is not None and requeued >= 1
+
+
+async def test_blocked_team_does_not_hold_up_the_team_behind_it() -> None:
+    async with rig(SLOW) as r:
+        shared = QueueSpec(
+            id="shared",
+            queue_name="shared",
+            igw_base_url=r.url,
+            pool_id="teams",
+            labels={"tier": "async"},
+            gate_type="redis-quota",
+            gate_params=quota(1, "blocking"),
+        )
+        now = r.clock.now()
+        entries = [guide_entry("a", i, now=now, max_tokens=60) for i in range(5)]
+        entries.append(guide_entry("b", 0, now=now + 1, max_tokens=2))
+        await r.broker.enqueue("shared", entries)
+        async with processor(r, guide_settings([shared], workers=4)):
+            results = await collect(r.broker, 6, within=30)
+        order = [res.id for res in results]
+        assert order.index("b-r-0000") <= 1  # b ran beside the first a, not after all of them
+        assert all(res.status_code == 200 for res in results)
