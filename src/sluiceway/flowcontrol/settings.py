@@ -61,6 +61,14 @@ class EvictionSettings:
     grace: float = 0.5
     timeout: float = 10.0
 
+    def __post_init__(self) -> None:
+        if self.max_per_decision < 1:
+            raise ConfigError("must be >= 1", field="eviction.max_per_decision")
+        if self.grace < 0:
+            raise ConfigError("must be >= 0", field="eviction.grace")
+        if self.timeout <= 0:
+            raise ConfigError("must be > 0", field="eviction.timeout")
+
 
 @dataclass(frozen=True, slots=True)
 class FlowControlSettings:
@@ -94,6 +102,8 @@ class FlowControlSettings:
         for name in ("max_bytes", "max_requests", "default_ttl", "flow_gc_timeout"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=name)
+        if self.no_endpoint_ttl is not None and self.no_endpoint_ttl < 0:
+            raise ConfigError("must be >= 0", field="no_endpoint_ttl")
 
     @property
     def empty_pool_ttl(self) -> float:

@@ -9,6 +9,7 @@ from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
     DropReason,
+    EvictionSettings,
     FlowController,
     FlowControlSettings,
     Outcome,
@@ -311,3 +312,20 @@ def test_ceilings_are_padded_open_and_made_non_increasing() -> None:
     assert list(short.next_dispatches(0.0, OPEN).ceilings) == [0.5, 0.5, 0.5]
     rising = make(bands=bands, usage_limit=_Sloppy([0.2, 0.9, 0.4]))
     assert list(rising.next_dispatches(0.0, OPEN).ceilings) == [0.2, 0.2, 0.2]
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: FlowControlSettings(default_ttl=-1), "default_ttl"),
+        (lambda: FlowControlSettings(no_endpoint_ttl=-1), "no_endpoint_ttl"),
+        (lambda: EvictionSettings(max_per_decision=0), "eviction.max_per_decision"),
+        (lambda: EvictionSettings(timeout=0), "eviction.timeout"),
+    ],
+)
+def test_invalid_settings_name_the_field(build: object, field: str) -> None:
+    from sluiceway.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        build()  # type: ignore[operator]
+    assert err.value.field == field
