@@ -81,9 +81,10 @@ def test_without_realtime_async_takes_the_whole_pool() -> None:
     assert h.async_share(2 * T, 30 * T) >= 0.95
 
 
+@pytest.mark.parametrize("seed", [7, 3])
 @pytest.mark.parametrize("rate", [1.0, 3.0])
-def test_headroom_follows_realtime_demand(rate: float) -> None:
-    h = Harness()
+def test_headroom_follows_realtime_demand(rate: float, seed: int) -> None:
+    h = Harness(seed)
     h.run(10 * T)  # async alone first
     assert h.policy.headroom(RT) == 0
     start, end = 10 * T, 10 * T + 8 * WINDOW
