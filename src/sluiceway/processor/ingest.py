@@ -70,6 +70,8 @@ class QueueIngest:
                 await self.poll_once()
             except Exception:  # a broker hiccup must not end ingest
                 log.exception("ingest of %s failed; retrying", self._queue.queue_name)
+                await self._rt.clock.sleep(self._rt.settings.poll_interval)
+                continue
             if self._rt.stopping:
                 break
             await self._idle(generation)

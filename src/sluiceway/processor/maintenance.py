@@ -55,9 +55,12 @@ async def heartbeat_once(rt: Runtime) -> int:
         if outcome is RenewOutcome.RENEWED:
             item.claim = _with_lease(item.claim, lease_until)
             await item.holdings.renew_all(lease_until)
-        else:
+        elif outcome is RenewOutcome.STOLEN:
             lost += 1
-            log.warning("claim of %s was %s", item.request_id, outcome.value)
+            log.warning("claim of %s was taken over after its lease lapsed", item.request_id)
+        else:
+            lost += 1  # finished meanwhile, or reclaimed and answered elsewhere
+            log.debug("claim of %s is gone", item.request_id)
     return lost
 
 

@@ -23,7 +23,12 @@ def result_route(own_route: str | None, queue: QueueSpec, default: str) -> str:
 
 
 class Recorder:
-    """Writes outcomes for work items (and for entries settled at ingest)."""
+    """Writes outcomes for work items (and for entries settled at ingest).
+
+    Whatever the broker answers, the item leaves this process's books and its gate holdings
+    are released; if the broker call failed, the claim's lease runs out (no heartbeat renews
+    it any more) and the reclaimer returns the request to its queue.
+    """
 
     def __init__(self, rt: Runtime) -> None:
         self._rt = rt
@@ -47,13 +52,15 @@ class Recorder:
     async def result(self, item: WorkItem, record: ResultRecord, counter: str | None) -> bool:
         """Ack ``item`` with ``record``; False when a newer owner holds the claim (fenced)."""
         write = self._write(record, item.envelope.result_route, item.queue)
-        acked = await self._rt.broker.ack(item.claim, write)
+        try:
+            acked = await self._rt.broker.ack(item.claim, write)
+        finally:
+            await self._done(item)
         if not acked:
             log.warning("result for %s fenced: the claim was taken over", item.request_id)
         elif counter is not None:
             self._rt.metrics.outcome(item.labels, counter)
         self._rt.memory.forget(item.request_id, item.token)
-        await self._done(item)
         return acked
 
     async def retry(self, item: WorkItem, delay: float, *, count: bool = True) -> bool:
@@ -63,20 +70,23 @@ class Recorder:
             request_queue_name=item.queue.queue_name,
         )
         due = self._rt.clock.now() + delay
-        parked = await self._rt.broker.retry_after(
-            item.claim, member=encode_envelope(envelope), due=due
-        )
+        try:
+            parked = await self._rt.broker.retry_after(
+                item.claim, member=encode_envelope(envelope), due=due
+            )
+        finally:
+            await self._done(item)
         if parked and count:
             self._rt.metrics.retries.labels(*item.labels.values()).inc()
         self._rt.retry_parked.fire()
-        await self._done(item)
         return parked
 
     async def release(self, item: WorkItem) -> bool:
         """Give ``item`` back to its queue at its original score (drain, gate-wait timeout)."""
-        released = await self._rt.broker.release(item.claim)
-        await self._done(item)
-        return released
+        try:
+            return await self._rt.broker.release(item.claim)
+        finally:
+            await self._done(item)
 
     async def _done(self, item: WorkItem) -> None:
         self._rt.book.remove(item)

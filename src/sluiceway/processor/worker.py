@@ -9,6 +9,7 @@ the worker: its request goes back to the queue with its retry count unchanged.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import math
@@ -47,7 +48,8 @@ class Worker:
                 raise
             except Exception:
                 log.exception("worker failed on %s; returning it to its queue", item.request_id)
-                await self._recorder.release(item)
+                with contextlib.suppress(Exception):
+                    await self._recorder.release(item)
             finally:
                 self._pool.finished()
 
