@@ -37,6 +37,7 @@ from sluiceway.broker.base import (
     retry_origin,
 )
 from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
+from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
 from sluiceway.errors import BrokerError, ConfigError
 
@@ -116,6 +117,7 @@ class RedisBroker:
         # Fault hook for crash tests: awaited between the non-atomic steps of a cross-slot ack
         # ("ack:pushed"); raising there leaves Redis as a crash at that point would.
         self.fault_hook: Callable[[str], Awaitable[None]] | None = None
+        self._lease_hooks = LeaseHooks()
         self._scripts: dict[str, AsyncScript] = {
             name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
         }
@@ -124,6 +126,10 @@ class RedisBroker:
     def wake_mode(self) -> WakeMode:
         """Whether arrivals wake consumers by keyspace events or by polling (decisions.md 12)."""
         return self._waker.mode
+
+    def add_lease_hook(self, hook: Callable[[float], Awaitable[object]]) -> None:
+        """Run ``hook(now)`` after reclaim rounds: other lease holders (quota) expire too."""
+        self._lease_hooks.add(hook)
 
     @property
     def client(self) -> AnyRedis:
@@ -273,6 +279,7 @@ class RedisBroker:
         count = int(await self._run("reclaim", (q.pending, *q.claim_keys), (now, limit)))
         if count:
             self._waker.notify(q.pending)
+        await self._lease_hooks.run(now)
         return count
 
     @_io

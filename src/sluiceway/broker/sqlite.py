@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from sluiceway.broker.base import (
@@ -31,6 +31,7 @@ from sluiceway.broker.base import (
     retry_origin,
 )
 from sluiceway.broker.keys import Keyspace
+from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.sqlite_db import SqliteRunner, open_database
 from sluiceway.broker.wakeup import PollWaker
 from sluiceway.errors import ConfigError
@@ -83,6 +84,11 @@ class SqliteBroker:
         self._keys = keyspace or Keyspace()
         self._waker = PollWaker()
         self._results = PollWaker()
+        self._lease_hooks = LeaseHooks()
+
+    def add_lease_hook(self, hook: Callable[[float], Awaitable[object]]) -> None:
+        """Run ``hook(now)`` after reclaim rounds: other lease holders (quota) expire too."""
+        self._lease_hooks.add(hook)
 
     async def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return await self.db.run(fn)
@@ -217,6 +223,7 @@ class SqliteBroker:
         count = await self._tx(reclaim)
         if count:
             self._waker.notify(queue)
+        await self._lease_hooks.run(now)
         return count
 
     async def quarantine(self, entry: Entry) -> bool:

@@ -22,9 +22,12 @@ from sluiceway.broker.keys import Keyspace
 from sluiceway.broker.redis import AnyRedis, connect_redis
 from sluiceway.errors import BrokerError
 
-__all__ = ["RedisQuotaStore", "open_redis_quota_store", "quota_url"]
+__all__ = ["QUOTA_INDEX_KEY", "RedisQuotaStore", "open_redis_quota_store", "quota_url"]
 
 _NO_WINDOW_TTL_SECONDS = 3600.0
+# SET of every concurrency count key in use, so a survivor can reap the holders of keys only a
+# dead processor touched (no KEYS scans).
+QUOTA_INDEX_KEY = "sluiceway:quota-keys"
 
 
 class RedisQuotaStore:
@@ -44,6 +47,7 @@ class RedisQuotaStore:
         self._owns = owns_client
         names = ("quota_acquire", "quota_release", "quota_renew", "quota_reap", "rate_limit")
         self._scripts = {n: client.register_script(lua.source(n)) for n in names}
+        self._indexed: set[str] = set()
 
     async def _run(self, name: str, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -55,10 +59,19 @@ class RedisQuotaStore:
         self, key: str, *, holder: str, limit: int, lease_until: float, now: float
     ) -> bool:
         q = self._keys.quota_of(key)
+        if key not in self._indexed:
+            await self._index(key)
         admitted, _count = await self._run(
             "quota_acquire", [q.count, q.holders], [now, limit, holder, lease_until]
         )
         return int(admitted) == 1
+
+    async def _index(self, key: str) -> None:
+        try:
+            await self._client.sadd(QUOTA_INDEX_KEY, key)
+        except RedisError as exc:
+            raise BrokerError(f"redis quota index failed: {exc}") from exc
+        self._indexed.add(key)
 
     async def renew(self, key: str, *, holder: str, lease_until: float) -> bool:
         q = self._keys.quota_of(key)
@@ -73,6 +86,17 @@ class RedisQuotaStore:
         """Drop holders whose lease ended before ``now``; returns how many."""
         q = self._keys.quota_of(key)
         return int(await self._run("quota_reap", [q.count, q.holders], [now]))
+
+    async def reap_all(self, now: float) -> int:
+        """Reap expired holders of every indexed concurrency key (a crashed peer's too)."""
+        try:
+            indexed = await self._client.smembers(QUOTA_INDEX_KEY)
+        except RedisError as exc:
+            raise BrokerError(f"redis quota index read failed: {exc}") from exc
+        total = 0
+        for key in sorted({*self._indexed, *(str(k) for k in indexed)}):
+            total += await self.reap(key, now=now)
+        return total
 
     async def count(self, key: str) -> int:
         try:

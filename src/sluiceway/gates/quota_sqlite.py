@@ -99,6 +99,17 @@ class SqliteQuotaStore:
 
         return await self.db.run(reap)
 
+    async def reap_all(self, now: float) -> int:
+        """Reap expired holders of every key (a crashed peer's too)."""
+
+        def reap_all(c: sqlite3.Connection) -> int:
+            rows = c.execute(
+                "SELECT DISTINCT key FROM quota_holders WHERE lease_until < ?", (now,)
+            ).fetchall()
+            return sum(_reap(c, key, now) for (key,) in rows)
+
+        return await self.db.run(reap_all)
+
     async def count(self, key: str) -> int:
         def count(c: sqlite3.Connection) -> int:
             return _count(c, key)

@@ -11,7 +11,9 @@ same address shares one store (and one connection).
 - ``sqlite``: ``address`` "" keeps the counters in the broker's database file; a non-empty
   address is a Redis server, as upstream.
 
-Redis key TTLs (rate windows) are divided by the time scale (decisions.md 1).
+Redis key TTLs (rate windows) are divided by the time scale (decisions.md 1). The stores'
+expired holders are reaped after each of the broker's reclaim rounds (``add_lease_hook``), so
+the slots of a killed processor come back even on keys that see no new traffic.
 """
 
 from __future__ import annotations
@@ -50,6 +52,15 @@ class QuotaStores:
             store = self._stores[address] = self._make_redis(address)
         return store
 
+    async def reap_expired(self, now: float) -> int:
+        """Drop expired holders in every store that can (run after each reclaim round)."""
+        total = 0
+        for store in (self._default, *self._stores.values()):
+            reap = getattr(store, "reap_all", None)
+            if reap is not None:
+                total += int(await reap(now))
+        return total
+
     async def aclose(self) -> None:
         """Close the stores this object opened (not the broker's shared client)."""
         for store in self._stores.values():
@@ -85,21 +96,26 @@ async def _redis_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
     default = RedisQuotaStore(
         broker.client, keyspace=broker.keyspace, time_scale=options.time_scale
     )
-    return QuotaStores(
+    stores = QuotaStores(
         default=default,
         make_redis=_redis_maker(url, options.time_scale),
         same_server=lambda address: address in (own, url),
     )
+    broker.add_lease_hook(stores.reap_expired)
+    return stores
 
 
-async def _sqlite_stores(options: BrokerOptions) -> QuotaStores:
-    from sluiceway.broker.sqlite import database_path
+async def _sqlite_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
+    from sluiceway.broker.sqlite import SqliteBroker, database_path
     from sluiceway.gates.quota_sqlite import open_sqlite_quota_store
 
     store = await open_sqlite_quota_store(database_path(options))
-    return QuotaStores(
+    stores = QuotaStores(
         default=store, make_redis=_redis_maker(None, options.time_scale), extra=(store.aclose,)
     )
+    if isinstance(broker, SqliteBroker):
+        broker.add_lease_hook(stores.reap_expired)
+    return stores
 
 
 async def open_quota_stores(transport: str, broker: Broker, options: BrokerOptions) -> QuotaStores:
@@ -107,5 +123,5 @@ async def open_quota_stores(transport: str, broker: Broker, options: BrokerOptio
     if transport == "redis-sortedset":
         return await _redis_stores(broker, options)
     if transport == "sqlite":
-        return await _sqlite_stores(options)
+        return await _sqlite_stores(broker, options)
     return QuotaStores(default=MemoryQuotaStore())

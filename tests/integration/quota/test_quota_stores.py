@@ -12,8 +12,8 @@ from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.memory import open_memory_broker
 from sluiceway.broker.redis import open_redis_broker
 from sluiceway.broker.sqlite import open_sqlite_broker
-from sluiceway.gates.quota_redis import quota_url
-from sluiceway.gates.quota_sqlite import SqliteQuotaStore
+from sluiceway.gates.quota_redis import open_redis_quota_store, quota_url
+from sluiceway.gates.quota_sqlite import SqliteQuotaStore, open_sqlite_quota_store
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.localservices import RedisServer
@@ -91,5 +91,44 @@ async def test_another_address_gets_its_own_store(
         assert await mine.count("quota:team:x") == 0
         assert await theirs.count("quota:team:x") == 1
     finally:
+        await stores.aclose()
+        await broker.aclose()
+
+
+@pytest.mark.redis
+async def test_a_dead_peers_holders_are_reaped_by_the_next_reclaim_round(
+    redis_server: RedisServer,
+) -> None:
+    """Crash between ack and release on a key with no further traffic: no slot leaks."""
+    options = BrokerOptions(url=redis_server.url)
+    broker = await open_redis_broker(options)
+    stores = await open_quota_stores("redis-sortedset", broker, options)
+    dead_peer = await open_redis_quota_store(f"{redis_server.host}:{redis_server.port}")
+    try:
+        key = "quota:team:quiet"
+        assert await dead_peer.acquire(key, holder="h", limit=1, lease_until=NOW + 10, now=NOW)
+        await dead_peer.aclose()  # killed: never releases
+        assert await broker.reclaim_expired("team-quiet", NOW + 5, 100) == 0
+        assert await stores("").count(key) == 1
+        await broker.reclaim_expired("team-quiet", NOW + 11, 100)
+        assert await stores("").count(key) == 0
+    finally:
+        await stores.aclose()
+        await broker.aclose()
+
+
+async def test_sqlite_reclaim_rounds_reap_expired_holders(tmp_path: Path) -> None:
+    options = BrokerOptions(url=str(tmp_path / "q.db"))
+    broker = await open_sqlite_broker(options)
+    stores = await open_quota_stores("sqlite", broker, options)
+    peer = await open_sqlite_quota_store(str(tmp_path / "q.db"))
+    try:
+        assert await peer.acquire(
+            "quota:team:a", holder="h", limit=1, lease_until=NOW + 10, now=NOW
+        )
+        await broker.reclaim_expired("team-a", NOW + 11, 100)
+        assert await stores("").count("quota:team:a") == 0
+    finally:
+        await peer.aclose()
         await stores.aclose()
         await broker.aclose()
