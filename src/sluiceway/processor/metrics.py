@@ -7,10 +7,12 @@ upstream. A per-instance :class:`CollectorRegistry` lets tests run several proce
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import utils as prometheus_utils
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
@@ -75,11 +77,17 @@ class ProximitySnapshot(Collector):
         )
         for values, (counts, total) in self._snapshots.items():
             buckets = [
-                (f"{b * 1000:g}", float(c)) for b, c in zip(PROXIMITY_BUCKETS, counts, strict=True)
+                (_go_float(b * 1000), float(c))
+                for b, c in zip(PROXIMITY_BUCKETS, counts, strict=True)
             ]
             buckets.append(("+Inf", float(total)))
             family.add_metric(list(values), buckets, _midpoint_sum(counts, total))
         return [family]
+
+
+def _go_float(value: float) -> str:
+    """A bucket bound as Prometheus clients print it (``0.0``, ``1000.0``, ``1.8e+06``)."""
+    return cast(Callable[[float], str], prometheus_utils.floatToGoString)(value)
 
 
 def _midpoint_sum(counts: list[int], total: int) -> float:
