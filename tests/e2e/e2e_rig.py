@@ -29,6 +29,7 @@ from sluiceway.wire.lanes import LANE_KEYS
 
 OBJECTIVE = "x-llm-d-inference-objective"
 FAIRNESS = "x-llm-d-inference-fairness-id"
+REQUEST_ID = "x-request-id"
 RESULTS = "results-list"
 TEAMS = {"premium": ("interactive", 2), "standard": ("async", 2), "batch": ("batch", 1)}
 
@@ -38,6 +39,7 @@ class SimLog:
     """Start (+1) and end (-1) events of running requests at one simulated engine."""
 
     events: list[tuple[float, int, str, str]] = field(default_factory=list)
+    started_ids: list[str] = field(default_factory=list)
 
     def attach(self, engine: Engine) -> None:
         labels = engine.labels
@@ -56,6 +58,8 @@ class SimLog:
 
     def _add(self, delta: int, pairs: tuple[tuple[str, str], ...]) -> None:
         found = dict(pairs)
+        if delta > 0 and REQUEST_ID in found:
+            self.started_ids.append(found[REQUEST_ID])
         self.events.append(
             (time.monotonic(), delta, found.get(OBJECTIVE, ""), found.get(FAIRNESS, ""))
         )

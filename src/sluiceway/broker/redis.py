@@ -17,6 +17,7 @@ import asyncio
 import functools
 import logging
 import os
+import signal
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -41,7 +42,13 @@ from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
 from sluiceway.errors import BrokerError, ConfigError
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "RedisBroker", "connect_redis", "open_redis_broker"]
+__all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
+    "KILL_BEFORE_ACK_ENV",
+    "RedisBroker",
+    "connect_redis",
+    "open_redis_broker",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -106,6 +113,28 @@ def connect_redis(
     return Redis.from_pool(pool)
 
 
+KILL_BEFORE_ACK_ENV = "SLUICEWAY_FAULT_KILL_BEFORE_ACK"
+
+
+def kill_before_ack_hook() -> Callable[[str], Awaitable[None]] | None:
+    """Test-only fault hook: ``SLUICEWAY_FAULT_KILL_BEFORE_ACK=n`` SIGKILLs this process just
+    before its n-th ack, between an HTTP answer and its result (scenario J)."""
+    spec = os.environ.get(KILL_BEFORE_ACK_ENV, "")
+    if not spec:
+        return None
+    target, seen = int(spec), 0
+
+    async def hook(step: str) -> None:
+        nonlocal seen
+        if step == "ack:before":
+            seen += 1
+            if seen == target:
+                _log.warning("fault hook: killing this process before ack %d", seen)
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return hook
+
+
 class RedisBroker:
     """A :class:`~sluiceway.broker.base.Broker` over Redis sorted sets, lists and Lua."""
 
@@ -114,9 +143,10 @@ class RedisBroker:
         self._keys = keyspace
         self._waker = waker
         self._queues: dict[str, QueueKeys] = {}
-        # Fault hook for crash tests: awaited between the non-atomic steps of a cross-slot ack
-        # ("ack:pushed"); raising there leaves Redis as a crash at that point would.
-        self.fault_hook: Callable[[str], Awaitable[None]] | None = None
+        # Fault hook for crash tests: awaited before every ack ("ack:before": the HTTP answer is
+        # in, nothing is written) and between the steps of a cross-slot ack ("ack:pushed");
+        # raising or dying there leaves Redis as a crash at that point would.
+        self.fault_hook: Callable[[str], Awaitable[None]] | None = kill_before_ack_hook()
         self._lease_hooks = LeaseHooks()
         self._scripts: dict[str, AsyncScript] = {
             name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
@@ -181,6 +211,8 @@ class RedisBroker:
 
     @_io
     async def ack(self, claim: Claim, result: ResultWrite) -> bool:
+        if self.fault_hook is not None:
+            await self.fault_hook("ack:before")
         q = self._q(claim.queue)
         active = self._keys.request_active(result.request_id)
         cancel = self._keys.request_cancel(result.request_id)
