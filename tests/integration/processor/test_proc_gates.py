@@ -155,3 +155,28 @@ async def test_blocked_team_does_not_hold_up_the_team_behind_it() -> None:
         order = [res.id for res in results]
         assert order.index("b-r-0000") <= 1  # b ran beside the first a, not after all of them
         assert all(res.status_code == 200 for res in results)
+
+
+async def test_queue_level_wait_holds_the_request_in_the_queue() -> None:
+    async with rig(SLOW) as r:
+        gate = {"limit": "1", "gating_mode": "blocking"}
+        queue = QueueSpec(
+            id="q",
+            queue_name="q",
+            igw_base_url=r.url,
+            pool_id="teams",
+            gate_type="local-max-concurrency",
+            gate_params=gate,
+        )
+        await r.broker.enqueue(
+            "q", [guide_entry("t", i, now=r.clock.now(), max_tokens=10) for i in range(3)]
+        )
+        async with processor(r, guide_settings([queue], workers=3)) as proc:
+            results = await collect(r.broker, 3)
+            held = proc.metrics.registry.get_sample_value(
+                "llm_d_async_async_gate_decisions_total",
+                {"queue_id": "q", "queue_name": "q", "pool_name": "teams", "reason": "gate_closed"},
+            )
+        assert all(res.status_code == 200 for res in results)
+        assert r.sim.engines[0].max_running_by_label(FAIRNESS) == {"t": 1}
+        assert held is not None and held > 0
