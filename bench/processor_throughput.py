@@ -6,10 +6,18 @@ baseline measured in the same run: upstream's old destructive cycle (ZPOPMIN + L
 no fencing) at the same concurrency. Reports requests/s, client CPU per request, client round
 trips per request (decisions.md 17) and Redis commandstats per request.
 
-Part ``idle``: ZADD-to-wake latency of an idle consumer with keyspace events on and off
-(``poll_interval_ms`` 1000 when off).
+Part ``e2e``: one in-process processor on Redis against a zero-latency upstream (another
+process): processor CPU per request, throughput beside a bare aiohttp client at the same
+concurrency, added latency p50/p99 of single requests, round trips and commandstats per request.
 
-Default: short (a few seconds). ``--full``: 20,000 requests, 64 consumers.
+Part ``backlog``: a pre-filled backlog (1,000 teams in 3 quota-gated queues, and 100 queues):
+processor RSS and time from start to first result; import time reported separately.
+
+Part ``idle``: ZADD-to-wake latency of an idle consumer with keyspace events on and off
+(``poll_interval_ms`` 1000).
+
+Default: short (about a minute). ``--full``: the issue's sizes (20,000 requests, 64 workers,
+backlogs of 100,000).
 """
 
 from __future__ import annotations
@@ -17,20 +25,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import redis.asyncio as aioredis
+from prometheus_client import CollectorRegistry
 from redis.asyncio.connection import Connection
 
 from sluiceway.broker.base import BrokerOptions, Claim, Entry, ResultWrite, claim_key
 from sluiceway.broker.keys import split_claim_key
 from sluiceway.broker.redis import RedisBroker, open_redis_broker
+from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.localservices import private_redis
+from sluiceway.processor.app import Processor
+from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
 
 QUEUE = "bench-queue"
 RESULTS = "bench-results"
@@ -192,15 +209,233 @@ async def _idle_part(samples: int, poll_interval: float) -> None:
         )
 
 
+@contextmanager
+def zero_upstream() -> Iterator[str]:
+    """The zero-latency upstream in its own process (so its CPU is not ours)."""
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench._zero_upstream"], cwd=root, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().split()[-1]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _raw_entry(i: int, now: float, team: str = "t") -> tuple[str, float]:
+    data = {
+        "id": f"e{i}",
+        "deadline": now + 3600,
+        "payload": {"model": "m", "prompt": "hi", "max_tokens": 1},
+        "metadata": {"team": team},
+    }
+    return json.dumps({"internal": {}, "request_kind": "plain", "data": data}), now + 3600
+
+
+def _settings(upstream: str, queues: list[str], workers: int, gate: bool) -> ProcessorSettings:
+    params = {
+        "attribute": "team",
+        "mode": "concurrency",
+        "limit": "2",
+        "gating_mode": "classifying",
+    }
+    specs = [
+        QueueSpec(
+            id=q,
+            queue_name=q,
+            igw_base_url=upstream,
+            pool_id="p",
+            labels={"tier": ("interactive", "async", "batch")[i % 3]},
+            gate_type="redis-quota" if gate else "",
+            gate_params=params if gate else {},
+        )
+        for i, q in enumerate(queues)
+    ]
+    return ProcessorSettings(
+        queues=specs,
+        pools=(PoolSpec(id="p", workers=workers),),
+        merge=MergeSpec(ordering="tier-priority"),
+        result_queue_name=RESULTS,
+        backlog_interval=0,
+    )
+
+
+async def _fill_queues(raw: aioredis.Redis, queues: list[str], n: int, teams: int) -> None:
+    now = time.time()
+    pipe = raw.pipeline(transaction=False)
+    for start in range(0, n, 2000):
+        chunk: dict[str, dict[str, float]] = {}
+        for i in range(start, min(n, start + 2000)):
+            member, score = _raw_entry(i, now, f"team-{i % teams}")
+            chunk.setdefault(queues[i % len(queues)], {})[member] = score
+        for queue, mapping in chunk.items():
+            pipe.zadd(queue, mapping)
+        await pipe.execute()
+
+
+@asynccontextmanager
+async def _processor(url: str, settings: ProcessorSettings) -> AsyncIterator[None]:
+    options = BrokerOptions(url=url)
+    broker = await open_redis_broker(options)
+    stores = await open_quota_stores("redis-sortedset", broker, options)
+    try:
+        async with Processor(settings, broker, registry=CollectorRegistry(), quota_store=stores):
+            yield
+    finally:
+        await stores.aclose()
+        await broker.aclose()
+
+
+async def _until_results(raw: aioredis.Redis, n: int) -> int:
+    polls = 0
+    while await raw.llen(RESULTS) < n:
+        polls += 1
+        await asyncio.sleep(0.02)
+    return polls + 1
+
+
+async def _e2e_throughput(url: str, upstream: str, n: int, workers: int) -> dict[str, float]:
+    raw = aioredis.Redis.from_url(url, decode_responses=True)
+    await raw.flushall()
+    await _fill_queues(raw, ["bench-e2e"], n, teams=1)
+    await raw.config_resetstat()
+    settings = _settings(upstream, ["bench-e2e"], workers, gate=False)
+    with count_round_trips() as trips:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        async with _processor(url, settings):
+            polls = await _until_results(raw, n)
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    stats = await _commandstats(raw)
+    await raw.aclose()
+    return {
+        "req_per_s": n / wall,
+        "cpu_ms_per_req": cpu / n * 1000,
+        "round_trips_per_req": (trips["trips"] - polls) / n,
+        "redis_calls_per_req": sum(v for k, v in stats.items() if k not in ("config", "llen")) / n,
+    }
+
+
+async def _bare_client(upstream: str, n: int, workers: int) -> dict[str, float]:
+    body = json.dumps({"model": "m", "prompt": "hi", "max_tokens": 1})
+    left = n
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            async with session.post(f"{upstream}/v1/completions", data=body) as resp:
+                await resp.read()
+
+    connector = aiohttp.TCPConnector(limit=workers)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(worker(session) for _ in range(workers)))
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {"req_per_s": n / wall, "cpu_ms_per_req": cpu / n * 1000}
+
+
+async def _latency(url: str, upstream: str, samples: int) -> tuple[list[float], list[float]]:
+    """Single requests through the idle processor vs. straight to the upstream (seconds)."""
+    raw = aioredis.Redis.from_url(url, decode_responses=True)
+    await raw.flushall()
+    through, direct = [], []
+    async with _processor(url, _settings(upstream, ["bench-lat"], 8, gate=False)):
+        await asyncio.sleep(0.2)
+        for i in range(samples):
+            member, score = _raw_entry(i, time.time())
+            start = time.perf_counter()
+            await raw.zadd("bench-lat", {member: score})
+            await raw.brpop([RESULTS], timeout=10)
+            through.append(time.perf_counter() - start)
+    async with aiohttp.ClientSession() as session:
+        for _ in range(samples):
+            start = time.perf_counter()
+            async with session.post(f"{upstream}/v1/completions", data="{}") as resp:
+                await resp.read()
+            direct.append(time.perf_counter() - start)
+    await raw.aclose()
+    return through, direct
+
+
+def _pct(values: list[float], q: float) -> float:
+    return sorted(values)[min(len(values) - 1, int(q * len(values)))] * 1000
+
+
+async def _e2e_part(url: str, n: int, workers: int, samples: int) -> None:
+    with zero_upstream() as upstream:
+        proc = await _e2e_throughput(url, upstream, n, workers)
+        bare = await _bare_client(upstream, n, workers)
+        through, direct = await _latency(url, upstream, samples)
+    print(f"\nend to end on Redis, {n} requests, {workers} workers, zero-latency upstream")
+    print(f"{'':24}{'processor':>12}{'bare aiohttp':>14}{'ratio':>8}")
+    for key in ("req_per_s", "cpu_ms_per_req"):
+        print(f"{key:24}{proc[key]:12.3f}{bare[key]:14.3f}{proc[key] / bare[key]:8.2f}")
+    for key in ("round_trips_per_req", "redis_calls_per_req"):
+        print(f"{key:24}{proc[key]:12.3f}")
+    for q, name in ((0.5, "p50"), (0.99, "p99")):
+        added = _pct(through, q) - _pct(direct, q)
+        print(
+            f"added latency {name}: {added:7.2f} ms (through {_pct(through, q):.2f}, "
+            f"direct {_pct(direct, q):.2f})"
+        )
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+async def _backlog_shape(url: str, upstream: str, queues: list[str], n: int, teams: int) -> str:
+    raw = aioredis.Redis.from_url(url, decode_responses=True)
+    await raw.flushall()
+    await _fill_queues(raw, queues, n, teams)
+    rss0 = _rss_mb()
+    start = time.perf_counter()
+    settings = _settings(upstream, queues, 64, gate=True)
+    async with _processor(url, settings):
+        await raw.brpop([RESULTS], timeout=60)
+        first = time.perf_counter() - start
+        await asyncio.sleep(2.0)
+        rss = _rss_mb()
+    await raw.aclose()
+    return (
+        f"{n} queued, {teams} teams, {len(queues)} queues: first result {first * 1000:.0f} ms "
+        f"after start, RSS {rss:.0f} MB ({rss - rss0:+.0f} MB for the processor)"
+    )
+
+
+def _import_seconds() -> float:
+    code = (
+        "import time; t = time.perf_counter(); import sluiceway.processor.app, "
+        "sluiceway.broker.redis; print(time.perf_counter() - t)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+async def _backlog_part(url: str, n: int) -> None:
+    print(f"\nbacklog (imports take {_import_seconds() * 1000:.0f} ms, excluded)")
+    with zero_upstream() as upstream:
+        teams = [f"team-q{i}" for i in range(3)]
+        print(await _backlog_shape(url, upstream, teams, n, teams=1000))
+        many = [f"queue-{i:03d}" for i in range(100)]
+        print(await _backlog_shape(url, upstream, many, n, teams=100))
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench processor_throughput")
     parser.add_argument("--full", action="store_true", help="20,000 requests, 64 consumers")
     args = parser.parse_args(argv)
-    n, consumers = (20_000, 64) if args.full else (3_000, 16)
+    n, workers = (20_000, 64) if args.full else (3_000, 16)
+    backlog = 100_000 if args.full else 20_000
 
     async def run() -> None:
         with private_redis(keyspace_events="KEA") as server:
-            await _broker_part(server.url, n, consumers, batch=10)
+            await _broker_part(server.url, n, workers, batch=10)
+            await _e2e_part(server.url, n, 64 if args.full else 32, 200 if args.full else 50)
+            await _backlog_part(server.url, backlog)
         await _idle_part(20 if args.full else 6, poll_interval=1.0)
 
     asyncio.run(run())
