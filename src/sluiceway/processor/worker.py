@@ -29,6 +29,7 @@ __all__ = ["Worker"]
 
 log = logging.getLogger(__name__)
 _PARK_BACKSTOP = 0.5  # scaled seconds between gate re-checks when nothing signals
+_PARKED_CANCEL_CHECK = 1.0  # scaled seconds between cancellation checks of a parked request
 
 
 class Worker:
@@ -92,6 +93,7 @@ class Worker:
     async def _pool_gate(self, item: WorkItem) -> bool:
         started = self._rt.clock.now()
         counted = False
+        checked = started  # last cancellation check while parked (at most one per second)
         while not self._rt.stopping:
             now = self._rt.clock.now()
             decision = await self._apply_pool_gate(item, now)
@@ -102,6 +104,10 @@ class Worker:
                 counted = True
             if await self._parked_too_long(item, started, now):
                 return False
+            if now - checked >= _PARKED_CANCEL_CHECK:
+                checked = now
+                if await self._cancelled(item):
+                    return False
             await self._pool.capacity_changed.wait(self._rt.wall(_PARK_BACKSTOP))
         await self._recorder.release(item)
         return False
@@ -162,7 +168,7 @@ class Worker:
             self._rt.metrics.gate_wait_requeues.labels(*item.labels.values()).inc()
             await self._recorder.release(item)
             return True
-        return await self._cancelled(item)
+        return False
 
     # -- dispatch -----------------------------------------------------------------------------
 

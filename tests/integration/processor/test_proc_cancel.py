@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.processor.app import Processor
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.settings import PoolSpec, QueueSpec
 from sluiceway.sim import SimConfig
 
 pytestmark = pytest.mark.serial
@@ -80,3 +80,30 @@ async def test_cancel_of_a_waiting_request_while_the_worker_is_busy() -> None:
             ("busy", 200, ""),
             ("queued", 0, "CANCELLED"),
         ]
+
+
+async def test_cancel_of_a_request_parked_at_the_pool_gate() -> None:
+    async with rig(SLOW, scale=5.0) as r:
+        q = QueueSpec(id="q", queue_name="q", igw_base_url=r.url, pool_id="teams")
+        inner = {"gate_type": "local-max-concurrency", "gate_params": {"limit": "1"}}
+        pool = PoolSpec(
+            id="teams", workers=2, gate_type="wait-on-refuse", gate_params={"gate": inner}
+        )
+        producer = Producer(r.broker, queue="q", clock=r.clock)
+        now = r.clock.now()
+        engine = r.sim.engines[0]
+        await producer.submit(request("running", payload(200), deadline=now + 100))
+        await producer.submit(request("parked", payload(4), deadline=now + 200))
+        settings = guide_settings([q], pools=(pool,))
+        async with Processor(settings, r.broker, clock=r.clock, registry=CollectorRegistry()):
+            await wait_until(lambda: engine.num_running == 1)
+            cancelled_at = r.clock.now()
+            await producer.cancel(["parked"])
+            (first,) = await collect(r.broker, 1, within=10)
+            took = r.clock.now() - cancelled_at
+            assert engine.num_running == 1
+            await producer.cancel(["running"])
+            (second,) = await collect(r.broker, 1, within=10)
+        assert (first.id, first.error_code) == ("parked", "CANCELLED")
+        assert (second.id, second.error_code) == ("running", "CANCELLED")
+        assert took <= 1.0 + 0.5 + 0.25
