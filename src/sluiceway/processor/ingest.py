@@ -77,6 +77,9 @@ class QueueIngest:
             await self._idle(generation)
 
     async def _idle(self, generation: int) -> None:
+        if self._rt.work_changed.generation != generation:
+            await asyncio.sleep(0)  # something finished meanwhile: poll again at once
+            return
         block_for = self._rt.wall(self._rt.settings.poll_interval)
         arrival = asyncio.ensure_future(
             self._rt.broker.wait_for_work([self._queue.queue_name], block_for)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Generic, TypeVar, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client import utils as prometheus_utils
@@ -22,7 +22,7 @@ from sluiceway.observability.names import (
     processor_metric,
 )
 
-__all__ = ["PROXIMITY_BUCKETS", "ProcessorMetrics", "ProximitySnapshot", "QueueLabels"]
+__all__ = ["PROXIMITY_BUCKETS", "Family", "ProcessorMetrics", "ProximitySnapshot", "QueueLabels"]
 
 _LATENCY_BUCKETS = (10, 25, 50, 100, 250, 500, 1e3, 2.5e3, 5e3, 1e4, 3e4, 6e4, 1.2e5)
 _RESIDENCE_BUCKETS = (
@@ -47,14 +47,43 @@ class QueueLabels:
         return (self.queue_id, self.queue_name, self.pool_name)
 
 
+M = TypeVar("M", Counter, Gauge, Histogram)
+
+
+class Family(Generic[M]):
+    """A labelled metric whose children are looked up once per label set (hot path)."""
+
+    def __init__(self, metric: M) -> None:
+        self.metric: M = metric
+        self._children: dict[tuple[str, ...], M] = {}
+
+    def labels(self, *values: str) -> M:
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self.metric.labels(*values)
+        return child
+
+
 def _counter(
     registry: CollectorRegistry, name: str, doc: str, extra: Sequence[str] = ()
-) -> Counter:
-    return Counter(processor_metric(name), doc, [*PROCESSOR_LABELS, *extra], registry=registry)
+) -> Family[Counter]:
+    metric = Counter(processor_metric(name), doc, [*PROCESSOR_LABELS, *extra], registry=registry)
+    return Family(metric)
 
 
-def _gauge(registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]) -> Gauge:
-    return Gauge(processor_metric(name), doc, list(labels), registry=registry)
+def _gauge(
+    registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]
+) -> Family[Gauge]:
+    return Family(Gauge(processor_metric(name), doc, list(labels), registry=registry))
+
+
+def _histogram(
+    registry: CollectorRegistry, name: str, doc: str, buckets: Sequence[float]
+) -> Family[Histogram]:
+    metric = Histogram(
+        processor_metric(name), doc, list(PROCESSOR_LABELS), buckets=buckets, registry=registry
+    )
+    return Family(metric)
 
 
 class ProximitySnapshot(Collector):
@@ -121,26 +150,14 @@ class ProcessorMetrics:
             r, "gate_wait_requeues_total", "Parked requests returned after the gate wait."
         )
         self.invalid = _counter(r, "invalid_entries_total", "Entries moved to <queue>:invalid.")
-        self.inference_latency = Histogram(
-            processor_metric("inference_latency_time_millis"),
-            "Upstream attempt latency (ms).",
-            list(q),
-            buckets=_LATENCY_BUCKETS,
-            registry=r,
+        self.inference_latency = _histogram(
+            r, "inference_latency_time_millis", "Upstream attempt latency (ms).", _LATENCY_BUCKETS
         )
-        self.residence = Histogram(
-            processor_metric("queue_residence_time_millis"),
-            "Ingest to worker pickup (ms).",
-            list(q),
-            buckets=_RESIDENCE_BUCKETS,
-            registry=r,
+        self.residence = _histogram(
+            r, "queue_residence_time_millis", "Ingest to worker pickup (ms).", _RESIDENCE_BUCKETS
         )
-        self.message_latency = Histogram(
-            processor_metric("message_latency_time_millis"),
-            "Publish to success (ms; Pub/Sub).",
-            list(q),
-            buckets=_MESSAGE_BUCKETS,
-            registry=r,
+        self.message_latency = _histogram(
+            r, "message_latency_time_millis", "Publish to success (ms; Pub/Sub).", _MESSAGE_BUCKETS
         )
         self.queue_depth = _gauge(r, "queue_depth", "Buffered, awaiting a worker.", q)
         self.inflight = _gauge(r, "inflight_requests", "Dispatched, awaiting an answer.", q)
