@@ -200,7 +200,9 @@ def publish(
 
 
 def results(
-    result_queue: Annotated[str, Opt("--result-queue")] = "results-list",
+    result_queue: Annotated[
+        str, Opt("--result-queue", help="The guide uses results-list.")
+    ] = "result-list",
     follow: Annotated[bool, Opt("--follow", help="Keep waiting for new results.")] = False,
     wait: Annotated[float, Opt("--wait", help="Seconds to wait for each result.")] = 1.0,
     transport: Transport = "redis-sortedset",
