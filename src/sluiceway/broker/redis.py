@@ -37,6 +37,7 @@ from sluiceway.broker.base import (
     ResultWrite,
     retry_origin,
 )
+from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
 from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
@@ -148,6 +149,7 @@ class RedisBroker:
         # raising or dying there leaves Redis as a crash at that point would.
         self.fault_hook: Callable[[str], Awaitable[None]] | None = kill_before_ack_hook()
         self._lease_hooks = LeaseHooks()
+        self._cancels = CancelCache()
         self._scripts: dict[str, AsyncScript] = {
             name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
         }
@@ -160,6 +162,11 @@ class RedisBroker:
     def add_lease_hook(self, hook: Callable[[float], Awaitable[object]]) -> None:
         """Run ``hook(now)`` after reclaim rounds: other lease holders (quota) expire too."""
         self._lease_hooks.add(hook)
+
+    @property
+    def cancel_checks_cached(self) -> bool:
+        """Whether cancellation checks are answered from keyspace events right now."""
+        return self._cancels.live
 
     @property
     def client(self) -> AnyRedis:
@@ -213,6 +220,7 @@ class RedisBroker:
     async def ack(self, claim: Claim, result: ResultWrite) -> bool:
         if self.fault_hook is not None:
             await self.fault_hook("ack:before")
+        self._cancels.forget(result.request_id)
         q = self._q(claim.queue)
         active = self._keys.request_active(result.request_id)
         cancel = self._keys.request_cancel(result.request_id)
@@ -333,8 +341,28 @@ class RedisBroker:
 
     @_io
     async def is_cancelled(self, request_id: str, request_token: str) -> bool:
+        if self._cancels.known_clear(request_id, request_token):
+            return False
+        since = self._cancels.mark()
         marker = await self._client.get(self._keys.request_cancel(request_id))
-        return marker is not None and marker == request_token
+        if marker is not None and marker == request_token:
+            return True
+        self._cancels.remember_clear(request_id, request_token, since=since)
+        return False
+
+    async def watch_cancellations(self) -> bool:
+        """Answer repeated cancellation checks locally while keyspace events flow (see
+        :mod:`sluiceway.broker.cancel_cache`); False when the server does not publish them."""
+        waker = self._waker
+        if not isinstance(waker, EventWaker) or not waker.allows_key_events("$A"):
+            return False
+        prefix = self._keys.request_cancel("")
+        await waker.watch_prefix(
+            prefix,
+            lambda key: self._cancels.invalidate(key[len(prefix) :]),
+            self._cancels.set_live,
+        )
+        return True
 
     async def wait_for_work(self, queues: Sequence[str], block_for: float) -> bool:
         return await self._waker.wait([self._q(q).pending for q in queues], block_for)
@@ -447,4 +475,9 @@ async def open_redis_broker(options: BrokerOptions) -> Broker:
     except (RedisError, OSError) as exc:
         await client.aclose()
         raise BrokerError(f"redis unreachable at open: {exc}") from exc
-    return RedisBroker(client, keyspace=keyspace, waker=waker)
+    broker = RedisBroker(client, keyspace=keyspace, waker=waker)
+    try:
+        await broker.watch_cancellations()
+    except (RedisError, OSError) as exc:
+        _log.warning("cancellation events unavailable, checks read Redis: %s", exc)
+    return broker

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from typing import Any
 
@@ -106,8 +106,34 @@ class EventWaker(PollWaker):
         self._db = db
         self._channels: set[str] = set()
         self._keys: set[str] = set()
+        self._patterns: dict[str, Callable[[str], None]] = {}
+        self._on_live: Callable[[bool], None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+
+    def allows_key_events(self, classes: str) -> bool:
+        """Whether the flags publish keyspace events of one of ``classes`` (e.g. ``"$A"``)."""
+        return "K" in self._flags and any(c in self._flags for c in classes)
+
+    async def watch_prefix(
+        self, prefix: str, on_event: Callable[[str], None], on_live: Callable[[bool], None]
+    ) -> None:
+        """Call ``on_event(key)`` for every keyspace event on keys starting with ``prefix``.
+
+        ``on_live(True)`` once Redis confirmed the subscription, ``on_live(False)`` when the
+        listener stops (events may have been missed from then on).
+        """
+        pattern = f"__keyspace@{self._db}__:{prefix}*"
+        async with self._lock:
+            self._on_live = on_live
+            if pattern not in self._patterns:
+                self._patterns[pattern] = on_event
+                await self._pubsub.psubscribe(pattern)
+            self._ensure_reader()
+
+    def _ensure_reader(self) -> None:
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._listen(), name="keyspace-listener")
 
     async def watch(self, keys: Iterable[str]) -> None:
         """Subscribe to arrivals on ``keys`` (idempotent); starts the listener if needed."""
@@ -118,8 +144,7 @@ class EventWaker(PollWaker):
             if new:
                 await self._pubsub.subscribe(*new)
                 self._channels.update(new)
-            if self._reader is None or self._reader.done():
-                self._reader = asyncio.create_task(self._listen(), name="keyspace-listener")
+            self._ensure_reader()
 
     async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
         try:
@@ -131,14 +156,32 @@ class EventWaker(PollWaker):
     async def _listen(self) -> None:
         try:
             while True:
-                msg = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
+                msg = await self._pubsub.get_message(timeout=None)
                 if msg is not None:
-                    self._on_message(msg)
+                    self._dispatch(msg)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             _log.warning("keyspace listener stopped: %s", exc)
             self._channels.clear()
+            self._set_live(False)
+            if self._patterns:
+                self._patterns.clear()
+
+    def _set_live(self, live: bool) -> None:
+        if self._on_live is not None:
+            self._on_live(live)
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = _text(msg.get("type"))
+        if kind == "psubscribe":
+            self._set_live(True)
+        elif kind == "pmessage":
+            on_event = self._patterns.get(_text(msg.get("pattern")))
+            if on_event is not None:
+                on_event(_text(msg.get("channel")).split(":", 1)[1])
+        elif kind == "message":
+            self._on_message(msg)
 
     def _on_message(self, msg: dict[str, Any]) -> None:
         channel = _text(msg.get("channel"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 import redis.asyncio as aioredis
@@ -183,7 +183,8 @@ async def test_a_crash_between_push_and_drop_in_cluster_mode_duplicates_with_one
     )
 
     async def crash(step: str) -> None:
-        raise ConnectionError(f"crash at {step}")
+        if step == "ack:pushed":
+            raise ConnectionError(f"crash at {step}")
 
     try:
         await put(broker, ("a", NOW + 10))
@@ -198,3 +199,55 @@ async def test_a_crash_between_push_and_drop_in_cluster_mode_duplicates_with_one
         assert await broker.result_count(RESULTS) == 2
     finally:
         await broker.aclose()
+
+
+# -- cancellation checks answered from keyspace events --------------------------------------
+
+
+async def test_repeated_cancel_checks_read_redis_once_until_a_marker_is_written(
+    redis_server: RedisServer,
+) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        assert isinstance(broker, RedisBroker)
+        marker = ActiveMarker("a", "1" * 32, expire_after=600)
+        await broker.enqueue(QUEUE, [(member("a", token="1" * 32), NOW)], markers=[marker])
+        await _until(lambda: broker.cancel_checks_cached)
+        await raw.config_resetstat()
+        for _ in range(5):
+            assert not await broker.is_cancelled("a", "1" * 32)
+        assert (await raw.info("commandstats"))["cmdstat_get"]["calls"] == 1
+        assert await broker.cancel("a", expire_after=60)
+        await _until_true(lambda: broker.is_cancelled("a", "1" * 32))
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def test_without_string_events_every_check_reads_redis(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    server = redis_factory(keyspace_events="Kz")
+    broker = await open_redis_broker(BrokerOptions(url=server.url))
+    raw = await _raw(server)
+    try:
+        assert isinstance(broker, RedisBroker) and not broker.cancel_checks_cached
+        for _ in range(3):
+            assert not await broker.is_cancelled("a", "1" * 32)
+        assert (await raw.info("commandstats"))["cmdstat_get"]["calls"] == 3
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def _until(predicate: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not predicate():  # noqa: ASYNC110 - the subscription confirmation has no event
+            await asyncio.sleep(0.005)
+
+
+async def _until_true(check: Callable[[], Awaitable[bool]]) -> None:
+    async with asyncio.timeout(5):
+        while not await check():  # noqa: ASYNC110 - the event reaches us asynchronously
+            await asyncio.sleep(0.005)
