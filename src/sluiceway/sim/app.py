@@ -7,6 +7,7 @@ client that goes away cancels its handler and the request is aborted in the engi
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 import time
@@ -40,6 +41,7 @@ from sluiceway.sim.protocol import (
 )
 from sluiceway.sim.runner import EngineRunner, TokenStream
 from sluiceway.sim.sequence import Admission, SimRequest
+from sluiceway.sim.sse import SseWriter
 from sluiceway.sim.tokenizer import detokenize_one
 
 __all__ = ["SimInstance"]
@@ -151,20 +153,15 @@ class SimInstance:
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**_SSE_HEADERS, **headers})
         await response.prepare(request)
+        transport = request.transport
+        if transport is None:
+            return response  # the client is already gone; the caller aborts
+        finished: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        stream.listener = SseWriter(stream, transport, fmt, finished)
+        stream.listener()  # anything produced before we listened
+        if not await finished:
+            return response
         seq = stream.seq
-        while not stream.done:
-            start = stream.sent
-            tokens = await stream.next_tokens()
-            last = len(seq.output) if seq.finished else -1
-            events = [
-                fmt.token_event(
-                    detokenize_one(tok),
-                    first=start + i == 0,
-                    finish_reason=seq.finish_reason if start + i + 1 == last else None,
-                )
-                for i, tok in enumerate(tokens)
-            ]
-            await response.write(b"".join(events))
         tail = fmt.usage_event(len(parsed.prompt), len(seq.output)) if parsed.include_usage else b""
         await response.write(tail + DONE_EVENT)
         await response.write_eof()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from sluiceway.clock import Clock, RealClock
 from sluiceway.sim.engine import Engine
@@ -18,16 +19,25 @@ __all__ = ["EngineRunner", "TokenStream"]
 
 
 class TokenStream:
-    """The client side of one request: wait for new tokens, read them off the sequence."""
+    """The client side of one request: wait for new tokens, or be called back as they come.
 
-    __slots__ = ("_waiter", "sent", "seq")
+    A ``listener`` is called synchronously inside the engine step (the streaming HTTP path
+    writes its events there, saving a task switch per token); otherwise ``next_tokens``
+    awaits them.
+    """
+
+    __slots__ = ("_waiter", "listener", "sent", "seq")
 
     def __init__(self, seq: Sequence) -> None:
         self.seq = seq
         self.sent = 0
+        self.listener: Callable[[], None] | None = None
         self._waiter: asyncio.Future[None] | None = None
 
     def notify(self) -> None:
+        if self.listener is not None:
+            self.listener()
+            return
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -39,8 +49,12 @@ class TokenStream:
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
             self._waiter = None
-        tokens = seq.output[self.sent :]
-        self.sent = len(seq.output)
+        return self.take()
+
+    def take(self) -> list[int]:
+        """Tokens produced since the last call, without waiting."""
+        tokens = self.seq.output[self.sent :]
+        self.sent = len(self.seq.output)
         return tokens
 
     @property
@@ -51,9 +65,12 @@ class TokenStream:
 class EngineRunner:
     """Owns the step loop of one engine on one clock."""
 
-    def __init__(self, engine: Engine, clock: Clock) -> None:
+    def __init__(self, engine: Engine, clock: Clock, *, slack: float = 0.0005) -> None:
         self.engine = engine
         self.clock = clock
+        # Tokens due within ``slack`` wall seconds are released in this wake-up: timers have
+        # about 1 ms granularity, and batching near-simultaneous tokens saves wake-ups.
+        self._slack = slack * clock.scale if isinstance(clock, RealClock) else 0.0
         self._streams: dict[str, TokenStream] = {}
         self._wake: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -98,7 +115,7 @@ class EngineRunner:
     async def _loop(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            for seq in self.engine.step(self.clock.monotonic()):
+            for seq in self.engine.step(self.clock.monotonic() + self._slack):
                 stream = self._streams.get(seq.request_id)
                 if stream is not None:
                     stream.notify()

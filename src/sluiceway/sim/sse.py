@@ -1,0 +1,61 @@
+"""Writing a request's SSE events straight from the engine step to the socket.
+
+Called synchronously by ``TokenStream.notify`` inside the step, so one token costs one
+``transport.write`` instead of a task wake-up and an awaited write. The response is already
+prepared (headers sent, chunked transfer encoding on), so each write is framed as one chunk.
+When the peer has gone the writer reports it and the handler aborts the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sluiceway.sim.protocol import ChunkFormat
+from sluiceway.sim.runner import TokenStream
+from sluiceway.sim.tokenizer import detokenize_one
+
+__all__ = ["SseWriter"]
+
+# Past this many unsent bytes the client is not reading; treat it as gone.
+_MAX_BUFFERED = 4 * 1024 * 1024
+
+
+class SseWriter:
+    """Listener that turns new tokens of ``stream`` into SSE events on ``transport``."""
+
+    def __init__(
+        self,
+        stream: TokenStream,
+        transport: asyncio.Transport,
+        fmt: ChunkFormat,
+        finished: asyncio.Future[bool],
+    ) -> None:
+        self._stream = stream
+        self._transport = transport
+        self._fmt = fmt
+        self._finished = finished  # True: generation complete; False: the peer went away
+
+    def __call__(self) -> None:
+        if self._finished.done():
+            return
+        if self._transport.is_closing() or self._transport.get_write_buffer_size() > _MAX_BUFFERED:
+            self._finished.set_result(False)
+            return
+        stream = self._stream
+        start = stream.sent
+        tokens = stream.take()
+        seq = stream.seq
+        last = len(seq.output) if seq.finished else -1
+        fmt = self._fmt
+        data = b"".join(
+            fmt.token_event(
+                detokenize_one(tok),
+                first=start + i == 0,
+                finish_reason=seq.finish_reason if start + i + 1 == last else None,
+            )
+            for i, tok in enumerate(tokens)
+        )
+        if data:
+            self._transport.write(b"%x\r\n%s\r\n" % (len(data), data))
+        if seq.finished:
+            self._finished.set_result(True)
