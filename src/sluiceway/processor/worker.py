@@ -219,7 +219,12 @@ class Worker:
     async def _watch_cancel(self, item: WorkItem) -> None:
         """Return once the request's cancel marker appears (decisions.md 15b)."""
         interval = self._rt.settings.cancel_check_interval
-        while not await self._rt.broker.is_cancelled(item.request_id, item.token):
+        while True:
+            try:
+                if await self._rt.broker.is_cancelled(item.request_id, item.token):
+                    return
+            except Exception:  # a failed check must not abort the call; try again later
+                log.warning("cancel check of %s failed", item.request_id, exc_info=True)
             await self._rt.clock.sleep(interval)
 
     # -- record -------------------------------------------------------------------------------
