@@ -51,7 +51,11 @@ async def heartbeat_once(rt: Runtime) -> int:
     lost = 0
     for item in rt.book:
         lease_until = rt.lease_until(item.deadline)
-        outcome = await rt.broker.renew(item.claim, lease_until=lease_until)
+        try:
+            outcome = await rt.broker.renew(item.claim, lease_until=lease_until)
+        except Exception:  # keep renewing the others; this one retries next round
+            log.warning("renewing the claim of %s failed", item.request_id, exc_info=True)
+            continue
         if outcome is RenewOutcome.RENEWED:
             item.claim = _with_lease(item.claim, lease_until)
             await item.holdings.renew_all(lease_until)
