@@ -153,6 +153,7 @@ class Processor:
                 queues=queues,
                 gate=gate,
                 buffer_per_queue=self.settings.buffer_per_queue,
+                on_room=self.rt.work_changed.fire,
             )
             self.metrics.worker_limit.labels(spec.id).set(spec.workers)
 

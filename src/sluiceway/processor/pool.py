@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 
 from sluiceway.gates.base import Gate
 from sluiceway.processor.item import WorkItem
@@ -27,6 +28,7 @@ class PoolRuntime:
         queues: int,
         gate: Gate | None = None,
         buffer_per_queue: int | None = None,
+        on_room: Callable[[], None] = lambda: None,
     ) -> None:
         self.spec = spec
         self.gate = gate
@@ -37,6 +39,7 @@ class PoolRuntime:
         self.capacity_changed = Pulse()  # an item finished: parked workers re-try their gates
         self._ready = asyncio.Condition()
         self._closed = False
+        self._on_room = on_room  # called when a full queue buffer gets room again
 
     @property
     def closed(self) -> bool:
@@ -61,6 +64,8 @@ class PoolRuntime:
         if picked is None:
             return None
         self.busy += 1
+        if self.scheduler.count_for_queue(picked.queue) == self.target - 1:
+            self._on_room()
         return picked.item
 
     def finished(self) -> None:

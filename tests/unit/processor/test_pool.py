@@ -1,0 +1,56 @@
+"""The pool's ready buffer: room per queue, lane order, wake-ups, close."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.settings import PoolSpec
+from sluiceway.wire.lanes import LANES
+
+
+class Item:
+    """Just what the pool reads of a work item."""
+
+    def __init__(self, name: str, lane: int, queue: str, deadline: float = 0.0) -> None:
+        self.name, self.lane, self.deadline = name, LANES[lane], deadline
+        self.queue = type("Q", (), {"queue_name": queue})()
+
+
+def pool(workers: int = 2, queues: int = 2, **kw: Any) -> PoolRuntime:
+    return PoolRuntime(PoolSpec("p", workers), ordering="tier-priority", queues=queues, **kw)
+
+
+async def test_room_is_bounded_per_queue_near_the_worker_count() -> None:
+    p = pool(workers=4, queues=2)
+    assert p.target == 3 and p.room_for("a") == 3
+    for i in range(3):
+        await p.put(Item(f"a{i}", 5, "a"))  # type: ignore[arg-type]
+    assert p.room_for("a") == 0 and p.room_for("b") == 3
+
+
+async def test_take_follows_lanes_and_signals_room_when_a_full_queue_drains() -> None:
+    rooms: list[str] = []
+    p = pool(workers=1, queues=1, on_room=lambda: rooms.append("room"))
+    await p.put(Item("low", 5, "a"))  # type: ignore[arg-type]
+    await p.put(Item("high", 0, "a"))  # type: ignore[arg-type]
+    assert p.room_for("a") == 0
+    taken = await p.take()
+    assert taken is not None and taken.name == "high"  # type: ignore[attr-defined]
+    assert rooms == ["room"] and p.busy == 1
+    p.finished()
+    assert p.busy == 0
+
+
+async def test_close_hands_back_buffered_items_and_wakes_takers() -> None:
+    p = pool()
+    waiter = asyncio.create_task(p.take())
+    await asyncio.sleep(0)
+    await p.put(Item("x", 2, "a"))  # type: ignore[arg-type]
+    assert await waiter is not None
+    await p.put(Item("y", 2, "a"))  # type: ignore[arg-type]
+    idle = asyncio.create_task(p.take())
+    left = await p.close()
+    assert [i.name for i in left] == ["y"]  # type: ignore[attr-defined]
+    assert await idle is None and p.room_for("a") == 0
