@@ -213,3 +213,35 @@ async def test_models_and_health(sim: SimPool, http: aiohttp.ClientSession) -> N
     for path in ("/health", "/healthz"):
         async with http.get(sim.urls[1] + path) as resp:
             assert resp.status == 200
+
+
+async def test_non_streaming_client_timeout_aborts_the_request(sim: SimPool) -> None:
+    engine = sim.engines[0]
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=0.1)) as impatient:
+        body = {"model": "sim-model", "prompt": "slow", "max_tokens": 10_000 // 10}
+        with pytest.raises(asyncio.TimeoutError):
+            await impatient.post(sim.urls[0] + "/v1/completions", json=body)
+    await _eventually(lambda: engine.stats.finished["abort"] == 1)
+    assert engine.num_running == 0
+
+
+async def test_priority_field_orders_the_waiting_queue() -> None:
+    cfg = FAST.replace({"max_num_seqs": 1, "scheduling_policy": "priority"})
+    async with (
+        running_simulator(cfg, clock=RealClock(scale=10)) as pool,
+        _client(pool.urls[0]) as oai,
+    ):
+        order: list[int] = []
+
+        async def run(priority: int, tokens: int) -> None:
+            await oai.completions.create(
+                model="sim-model", prompt="p", max_tokens=tokens, extra_body={"priority": priority}
+            )
+            order.append(priority)
+
+        first = asyncio.create_task(run(0, 30))
+        await _eventually(lambda: pool.engines[0].num_running == 1)
+        rest = [asyncio.create_task(run(p, 1)) for p in (7, 3, -1)]
+        await _eventually(lambda: pool.engines[0].num_waiting == 3)
+        await asyncio.gather(first, *rest)
+    assert order == [0, -1, 3, 7]
