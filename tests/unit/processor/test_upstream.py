@@ -1,0 +1,74 @@
+"""One HTTP attempt as a value: answers, Retry-After, dropped reason, transport failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
+from sluiceway.clock import RealClock
+from sluiceway.ports import free_port
+from sluiceway.processor.outcome import AttemptKind
+from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
+
+
+async def handler(request: web.Request) -> web.Response:
+    mode = request.headers.get("x-mode", "ok")
+    if mode == "slow":
+        await asyncio.sleep(0.5)
+    if mode == "busy":
+        headers = {"Retry-After": "7", "x-llm-d-request-dropped-reason": "rejected-saturated"}
+        return web.Response(status=429, text="full", headers=headers)
+    return web.json_response({"usage": {"prompt_tokens": 3, "completion_tokens": 5}})
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[str]:
+    app = web.Application()
+    app.router.add_post("/v1/completions", handler)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1/completions"
+    await runner.cleanup()
+
+
+@pytest.fixture
+async def upstream() -> AsyncIterator[Upstream]:
+    up = Upstream(RealClock(), connections=4)
+    await up.start()
+    yield up
+    await up.aclose()
+
+
+async def test_an_answer_with_usage(server: str, upstream: Upstream) -> None:
+    attempt = await upstream.send(server, {}, encode_body({"a": 1}), budget=5)
+    assert attempt.kind is AttemptKind.HTTP and attempt.answer is not None
+    assert attempt.answer.status == 200 and usage_tokens(attempt.answer.body) == (3, 5)
+
+
+async def test_retry_after_and_dropped_reason_are_read(server: str, upstream: Upstream) -> None:
+    attempt = await upstream.send(server, {"x-mode": "busy"}, b"{}", budget=5)
+    assert attempt.answer is not None and attempt.answer.status == 429
+    assert attempt.retry_after == 7.0 and attempt.dropped_reason == "rejected-saturated"
+
+
+async def test_the_attempt_budget_is_a_timeout(server: str, upstream: Upstream) -> None:
+    attempt = await upstream.send(server, {"x-mode": "slow"}, b"{}", budget=0.05)
+    assert attempt.kind is AttemptKind.TIMEOUT and attempt.answer is None
+
+
+async def test_connection_refused_is_a_transport_failure(upstream: Upstream) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1/completions"
+    attempt = await upstream.send(url, {}, b"{}", budget=5)
+    assert attempt.kind is AttemptKind.CONNECT_ERROR and "Connect" in attempt.error
+
+
+def test_body_and_usage_helpers() -> None:
+    assert encode_body(None) == b"{}"
+    assert encode_body({"prompt": "x"}) == b'{"prompt":"x"}'
+    assert usage_tokens("not json") is None
+    assert usage_tokens('{"usage": null}') == (0, 0)
