@@ -6,7 +6,6 @@ milliseconds, as llm-d-inference-sim's integer flags. Values are scaled seconds 
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Annotated, Any
 
@@ -78,10 +77,10 @@ def sim(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    from sluiceway.sim.serve import serve_forever
+    from sluiceway.sim.serve import run
 
     clock = make_clock(time_scale, time_anchor)
-    asyncio.run(serve_forever(config, instances, clock, host, port, ports_file))
+    run(config, instances, clock, host, port, ports_file)
 
 
 def _config(given: dict[str, Any]) -> Any:

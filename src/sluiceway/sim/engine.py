@@ -120,6 +120,7 @@ class Engine:
             self._close(seq, now, "abort")
         else:
             self._finish(seq, now, "abort")
+            self._admit(now)
         return True
 
     def step(self, now: float) -> list[Sequence]:
