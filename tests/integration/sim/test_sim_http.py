@@ -143,7 +143,7 @@ async def test_bad_input_gets_openai_style_errors(
 async def test_full_waiting_queue_answers_429(sim: SimPool, client: openai.AsyncOpenAI) -> None:
     long = [
         asyncio.create_task(
-            client.completions.create(model="sim-model", prompt=f"{i}", max_tokens=200)
+            client.completions.create(model="sim-model", prompt=f"{i}", max_tokens=1000)
         )
         for i in range(6)  # 4 running + 2 waiting
     ]
@@ -153,6 +153,8 @@ async def test_full_waiting_queue_answers_429(sim: SimPool, client: openai.Async
     for task in long:
         task.cancel()
     await asyncio.gather(*long, return_exceptions=True)
+    # Clients that gave up while running or waiting are aborted, not left in the engine.
+    await _eventually(lambda: sim.engines[0].num_running + sim.engines[0].num_waiting == 0)
 
 
 async def test_return_error_header_fails_the_first_n_attempts(
@@ -239,7 +241,7 @@ async def test_priority_field_orders_the_waiting_queue() -> None:
             )
             order.append(priority)
 
-        first = asyncio.create_task(run(0, 30))
+        first = asyncio.create_task(run(0, 300))
         await _eventually(lambda: pool.engines[0].num_running == 1)
         rest = [asyncio.create_task(run(p, 1)) for p in (7, 3, -1)]
         await _eventually(lambda: pool.engines[0].num_waiting == 3)
