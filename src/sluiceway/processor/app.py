@@ -206,6 +206,10 @@ class Processor:
         self._background = [
             asyncio.create_task(run_retry_mover(rt, fallback), name="retry-mover"),
             asyncio.create_task(
+                rt.cancels.run(rt.broker, rt.clock, settings.cancel_check_interval),
+                name="cancel-watch",
+            ),
+            asyncio.create_task(
                 run_every(rt, heartbeat_interval(settings.claim_lease), lambda: heartbeat_once(rt)),
                 name="heartbeat",
             ),

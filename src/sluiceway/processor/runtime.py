@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
+from sluiceway.processor.cancel_watch import CancelWatch
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.processor.outcome import HttpAnswer
@@ -87,6 +88,7 @@ class Runtime:
     rng: random.Random = field(default_factory=random.Random)
     work_changed: Pulse = field(default_factory=Pulse)
     retry_parked: Pulse = field(default_factory=Pulse)
+    cancels: CancelWatch = field(default_factory=CancelWatch)
     stopping: bool = False
 
     def lease_until(self, deadline: float) -> float:

@@ -193,39 +193,37 @@ class Worker:
         return await self._await_attempt(item, send)
 
     async def _await_attempt(self, item: WorkItem, send: asyncio.Future[Attempt]) -> Attempt | None:
-        labels = item.labels.values()
-        watch = asyncio.ensure_future(self._watch_cancel(item))
+        """Wait for the attempt; the cancel watch may abort it (then CANCELLED is written)."""
+        key = (item.request_id, item.token)
+        self._in_flight(item, +1)
+        self._rt.cancels.track(key, send)
         started = self._rt.clock.monotonic()
-        self._rt.metrics.inflight.labels(*labels).inc()
-        self._rt.metrics.dispatched.labels(*labels).inc()
-        self._pool.dispatching += 1
+        attempt: Attempt | None = None
         try:
-            waiting: set[asyncio.Future[object]] = {send, watch}  # type: ignore[arg-type]
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            if send.done():
-                return send.result()
-            send.cancel()
-            await asyncio.gather(send, return_exceptions=True)
-            await self._record_cancel(item)
-            return None
+            attempt = await send
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # the worker itself is being stopped (drain timeout)
         finally:
-            for task in (watch, send):
-                task.cancel()
-            self._pool.dispatching -= 1
-            self._rt.metrics.inflight.labels(*labels).dec()
+            aborted = self._rt.cancels.untrack(key)
+            send.cancel()
+            self._in_flight(item, -1)
             elapsed = (self._rt.clock.monotonic() - started) * 1000
-            self._rt.metrics.inference_latency.labels(*labels).observe(elapsed)
+            self._rt.metrics.inference_latency.labels(*item.labels.values()).observe(elapsed)
+        if attempt is None:
+            if aborted:
+                await self._record_cancel(item)
+            else:  # aborted by something else: give the request back
+                await self._recorder.release(item)
+        return attempt
 
-    async def _watch_cancel(self, item: WorkItem) -> None:
-        """Return once the request's cancel marker appears (decisions.md 15b)."""
-        interval = self._rt.settings.cancel_check_interval
-        while True:
-            try:
-                if await self._rt.broker.is_cancelled(item.request_id, item.token):
-                    return
-            except Exception:  # a failed check must not abort the call; try again later
-                log.warning("cancel check of %s failed", item.request_id, exc_info=True)
-            await self._rt.clock.sleep(interval)
+    def _in_flight(self, item: WorkItem, delta: int) -> None:
+        labels = item.labels.values()
+        self._pool.dispatching += delta
+        self._rt.metrics.inflight.labels(*labels).inc(delta)
+        if delta > 0:
+            self._rt.metrics.dispatched.labels(*labels).inc()
 
     # -- record -------------------------------------------------------------------------------
 

@@ -1,0 +1,68 @@
+"""In-flight cancellation (decisions.md 15b): one watcher per processor checks the cancel
+markers of every request in flight each ``cancel_check_interval`` (scaled seconds) and aborts
+the attempts whose generation was cancelled. One task for all requests instead of one each."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from sluiceway.broker.base import Broker
+from sluiceway.clock import Clock
+
+__all__ = ["CancelWatch"]
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]  # (request id, request token)
+
+
+class CancelWatch:
+    """Attempts in flight by request generation; :meth:`run` aborts cancelled ones."""
+
+    def __init__(self) -> None:
+        self._attempts: dict[Key, asyncio.Future[Any]] = {}
+        self._cancelled: set[Key] = set()
+
+    def __len__(self) -> int:
+        return len(self._attempts)
+
+    def track(self, key: Key, attempt: asyncio.Future[Any]) -> None:
+        self._attempts[key] = attempt
+
+    def untrack(self, key: Key) -> bool:
+        """Stop watching; True when the watcher aborted this attempt."""
+        self._attempts.pop(key, None)
+        if key in self._cancelled:
+            self._cancelled.discard(key)
+            return True
+        return False
+
+    async def check_once(self, broker: Broker) -> int:
+        """Abort every tracked attempt whose cancel marker is set; returns how many."""
+        keys = list(self._attempts)
+        found = await asyncio.gather(
+            *(broker.is_cancelled(rid, token) for rid, token in keys), return_exceptions=True
+        )
+        aborted = 0
+        for key, cancelled in zip(keys, found, strict=True):
+            if isinstance(cancelled, BaseException):
+                log.warning("cancel check of %s failed: %s", key[0], cancelled)
+                continue
+            attempt = self._attempts.get(key)
+            if cancelled and attempt is not None and not attempt.done():
+                self._cancelled.add(key)
+                attempt.cancel()
+                aborted += 1
+        return aborted
+
+    async def run(self, broker: Broker, clock: Clock, interval: float) -> None:
+        """Check every ``interval`` scaled seconds while anything is in flight."""
+        while True:
+            await clock.sleep(interval)
+            if self._attempts:
+                try:
+                    await self.check_once(broker)
+                except Exception:
+                    log.exception("cancel watch round failed")
