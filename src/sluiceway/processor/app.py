@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from types import TracebackType
 
 from prometheus_client import CollectorRegistry
@@ -41,6 +42,7 @@ from sluiceway.processor.maintenance import (
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
 from sluiceway.processor.pool import PoolRuntime
 from sluiceway.processor.record import Recorder
+from sluiceway.processor.reload import ReloadPlan, plan_reload
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import ProcessorSettings, QueueSpec
 from sluiceway.processor.upstream import Upstream
@@ -96,7 +98,7 @@ class Processor:
         self._gates: list[Gate] = []
         self._upstream = Upstream(self.rt.clock, connections=sum(p.workers for p in settings.pools))
         self._workers: list[asyncio.Task[None]] = []
-        self._ingest_tasks: list[asyncio.Task[None]] = []
+        self._ingest_tasks: dict[str, asyncio.Task[None]] = {}
         self._background: list[asyncio.Task[None]] = []
         self._ready = False
         self._stopped = asyncio.Event()
@@ -159,22 +161,54 @@ class Processor:
 
     def _build_ingests(self) -> None:
         for index, queue in enumerate(self.settings.queues):
-            pool = self.pools.get(queue.pool_id)
-            if pool is None:
-                raise ConfigError(
-                    f"unknown pool {queue.pool_id!r}", field=f"queues.{index}.worker_pool_id"
-                )
-            labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
-            self.metrics.prepare(labels)
-            _warn_shared_ttl(queue, self.settings.result_queue_name)
-            gate = self._gate(
-                queue.gate_type,
-                queue.gate_params,
-                pool.spec.workers,
-                labels,
-                f"queues.{index}.gate_params",
-            )
-            self.ingests.append(QueueIngest(self.rt, queue, pool, gate))
+            self.ingests.append(self._make_ingest(queue, f"queues.{index}"))
+
+    def _make_ingest(self, queue: QueueSpec, where: str) -> QueueIngest:
+        pool = self.pools.get(queue.pool_id)
+        if pool is None:
+            raise ConfigError(f"unknown pool {queue.pool_id!r}", field=f"{where}.worker_pool_id")
+        labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
+        self.metrics.prepare(labels)
+        _warn_shared_ttl(queue, self.settings.result_queue_name)
+        gate = self._gate(
+            queue.gate_type, queue.gate_params, pool.spec.workers, labels, f"{where}.gate_params"
+        )
+        return QueueIngest(self.rt, queue, pool, gate)
+
+    def _start_ingest(self, ingest: QueueIngest) -> None:
+        task = asyncio.create_task(ingest.run(), name=f"ingest-{ingest.labels.queue_name}")
+        self._ingest_tasks[ingest.queue.id] = task
+
+    async def reconfigure(self, queues: Sequence[QueueSpec]) -> ReloadPlan:
+        """Switch to ``queues`` (hot reload): unchanged queues keep running; removed ones stop
+        and give their buffered requests back; new ones start. In flight work finishes."""
+        plan = plan_reload(self.settings.queues, queues)
+        added = [self._make_ingest(q, f"queues[{q.id}]") for q in plan.add]  # may raise
+        for ingest in [i for i in self.ingests if i.queue.id in plan.remove]:
+            await self._retire(ingest)
+        self.ingests = [i for i in self.ingests if i.queue.id not in plan.remove] + added
+        self.settings = self.rt.settings = replace(self.settings, queues=tuple(queues))
+        for pool in self.pools.values():
+            pool.resize(sum(1 for q in queues if q.pool_id == pool.spec.id))
+        for ingest in added:
+            if self._ready:
+                self._start_ingest(ingest)
+        return plan
+
+    async def _retire(self, ingest: QueueIngest) -> None:
+        ingest.stop()
+        self.rt.work_changed.fire()
+        task = self._ingest_tasks.pop(ingest.queue.id, None)
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+        recorder = Recorder(self.rt)
+        for item in self.pools[ingest.queue.pool_id].remove_queue(ingest.queue.queue_name):
+            self.metrics.queue_depth.labels(*item.labels.values()).dec()
+            await recorder.release(item)
+        if ingest.gate is not None:
+            if ingest.gate in self._gates:
+                self._gates.remove(ingest.gate)
+            await ingest.gate.aclose()
 
     # -- running --------------------------------------------------------------------------
 
@@ -191,9 +225,7 @@ class Processor:
                     asyncio.create_task(worker.run(), name=f"worker-{pool.spec.id}-{n}")
                 )
         for ingest in self.ingests:
-            self._ingest_tasks.append(
-                asyncio.create_task(ingest.run(), name=f"ingest-{ingest.labels.queue_name}")
-            )
+            self._start_ingest(ingest)
         self._start_background()
         self._ready = True
         log.info("processor started: %d queues, %d pools", len(self.ingests), len(self.pools))
@@ -233,7 +265,7 @@ class Processor:
         self._ready = False
         self.rt.stopping = True
         self.rt.work_changed.fire()
-        await asyncio.gather(*self._ingest_tasks, return_exceptions=True)
+        await asyncio.gather(*self._ingest_tasks.values(), return_exceptions=True)
         await self._release_buffered()
         await self._finish_in_flight(
             self.settings.drain_timeout if drain_timeout is None else drain_timeout

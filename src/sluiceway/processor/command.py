@@ -110,11 +110,6 @@ def processor(
         for warning in loaded.warnings:
             typer.echo(f"warning: {warning}", err=True)
         settings = loaded.value
-        if settings.transport_config_watch_interval > 0:
-            raise ConfigError(
-                "hot reload is not implemented in this version",
-                field="--transport-config-watch-interval",
-            )
         endpoints = Endpoints(
             host=host,
             port=port,

@@ -61,10 +61,23 @@ class QueueIngest:
         self._recorder = Recorder(rt)
         self.gate = gate
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
+        self._stopped = False
+
+    @property
+    def queue(self) -> QueueSpec:
+        return self._queue
+
+    def stop(self) -> None:
+        """Stop reading this queue (hot reload removed it); the task ends at its next step."""
+        self._stopped = True
+
+    @property
+    def _running(self) -> bool:
+        return not (self._rt.stopping or self._stopped)
 
     async def run(self) -> None:
         """Poll until the processor stops; wake on arrivals and finished work."""
-        while not self._rt.stopping:
+        while self._running:
             generation = self._rt.work_changed.generation
             try:
                 await self.poll_once()
@@ -72,7 +85,7 @@ class QueueIngest:
                 log.exception("ingest of %s failed; retrying", self._queue.queue_name)
                 await self._rt.clock.sleep(self._rt.settings.poll_interval)
                 continue
-            if self._rt.stopping:
+            if not self._running:
                 break
             await self._idle(generation)
 
@@ -96,7 +109,7 @@ class QueueIngest:
         """Examine pending entries until the pool has no room for this queue or ``batch_size``
         entries were skipped; returns how many were admitted."""
         admitted = skipped = 0
-        while not self._rt.stopping and self._pool.room_for(self._queue.queue_name) > 0:
+        while self._running and self._pool.room_for(self._queue.queue_name) > 0:
             limit = self._rt.settings.batch_size
             entries = await self._rt.broker.peek(self._queue.queue_name, limit, offset=skipped)
             if not entries:

@@ -92,6 +92,19 @@ class LaneScheduler(Generic[T]):
         while (picked := self.pop()) is not None:
             yield picked.item
 
+    def drain_queue(self, queue: str) -> list[T]:
+        """Remove and return every waiting item of ``queue`` (the queue was removed)."""
+        out: list[T] = []
+        for lane in self._lanes:
+            heap = lane.heaps.pop(queue, None)
+            if heap is None:
+                continue
+            lane.rotation.remove(queue)
+            lane.size -= len(heap)
+            out.extend(item for _, _, item in sorted(heap))
+        self._per_queue.pop(queue, None)
+        return out
+
     def _next_queue(self, lane: _Lane[T]) -> str:
         if self._ordering == "random-robin":
             ready = [q for q in lane.rotation if lane.heaps.get(q)]

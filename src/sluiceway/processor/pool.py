@@ -33,6 +33,7 @@ class PoolRuntime:
         self.spec = spec
         self.gate = gate
         self.scheduler: LaneScheduler[WorkItem] = LaneScheduler(ordering)
+        self._fixed_target = buffer_per_queue is not None
         self.target = buffer_per_queue or math.ceil(spec.workers / max(1, queues)) + 1
         self.busy = 0  # items taken by workers and not yet recorded
         self.dispatching = 0  # upstream attempts in flight (budget targets count these)
@@ -72,6 +73,15 @@ class PoolRuntime:
         """A taken item is done (recorded, retried or released)."""
         self.busy -= 1
         self.capacity_changed.fire()
+
+    def resize(self, queues: int) -> None:
+        """The pool now feeds ``queues`` queues (hot reload): recompute the per-queue target."""
+        if not self._fixed_target:
+            self.target = math.ceil(self.spec.workers / max(1, queues)) + 1
+
+    def remove_queue(self, queue: str) -> list[WorkItem]:
+        """Take a removed queue's ready items out (to be released)."""
+        return self.scheduler.drain_queue(queue)
 
     async def close(self) -> list[WorkItem]:
         """Stop handing out items; return the ones still buffered (to be released)."""

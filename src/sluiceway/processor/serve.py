@@ -21,11 +21,13 @@ import uvicorn
 from starlette.applications import Starlette
 
 from sluiceway.clock import Clock
+from sluiceway.config.processor import TransportConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.ports import PortAnnouncer
 from sluiceway.processor.app import Processor
-from sluiceway.processor.build import open_backend, runtime_settings
+from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
 from sluiceway.processor.health import health_app
+from sluiceway.processor.reload import watch_transport_config
 
 __all__ = ["Endpoints", "run_processor"]
 
@@ -93,6 +95,28 @@ def _stop_signal() -> asyncio.Event:
     return stop
 
 
+def _watch(
+    config: ProcessorConfig, processor: Processor, clock: Clock
+) -> asyncio.Task[None] | None:
+    """The hot-reload task when ``--transport-config-watch-interval`` is set."""
+    path = config.transport_config_file
+    if config.transport_config_watch_interval <= 0 or path is None:
+        return None
+
+    async def apply(wanted: TransportConfig) -> None:
+        queues = tuple(queue_spec(q, i) for i, q in enumerate(wanted.queues))
+        await processor.reconfigure(queues)
+
+    watch = watch_transport_config(
+        path,
+        config.transport_config,
+        interval=config.transport_config_watch_interval,
+        clock=clock,
+        apply=apply,
+    )
+    return asyncio.create_task(watch, name="config-watch")
+
+
 async def run_processor(
     config: ProcessorConfig,
     *,
@@ -119,8 +143,12 @@ async def run_processor(
         )
         servers, tasks = await _serve(app, endpoints)
         await processor.start()
+        watcher = _watch(config, processor, clock)
         await stop.wait()
         log.info("stop requested: draining")
+        if watcher is not None:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
         await processor.stop()
         for server in servers:
             server.should_exit = True

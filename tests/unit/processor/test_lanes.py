@@ -67,3 +67,15 @@ def test_never_dispatches_a_lane_while_a_lower_index_waits(
         s.add(n, lane=lane, queue=queue, deadline=deadline)
     while (picked := s.pop()) is not None:
         assert all(count == 0 for count in s.count_by_lane()[: picked.lane])
+
+
+def test_drain_queue_removes_only_that_queue() -> None:
+    s: LaneScheduler[str] = LaneScheduler()
+    s.add("a-late", lane=1, queue="a", deadline=9)
+    s.add("a-early", lane=1, queue="a", deadline=1)
+    s.add("a-other-lane", lane=4, queue="a", deadline=1)
+    s.add("b", lane=1, queue="b", deadline=5)
+    assert sorted(s.drain_queue("a")) == ["a-early", "a-late", "a-other-lane"]
+    assert s.count_for_queue("a") == 0 and s.count_by_lane() == [0, 1, 0, 0, 0, 0]
+    assert drain_names(s) == ["b"]
+    assert s.drain_queue("nothing") == []
