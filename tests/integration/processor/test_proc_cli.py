@@ -17,6 +17,7 @@ from processor_harness import wait_until
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.sqlite import open_sqlite_broker
 from sluiceway.clock import RealClock
+from sluiceway.localservices import RedisServer
 from sluiceway.sim import SimConfig, running_simulator
 from sluiceway.wire import decode_result
 
@@ -89,6 +90,55 @@ async def test_processor_process_serves_results_and_drains_on_sigterm(tmp_path: 
             proc.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(proc.wait(), 30) == 0, log.read_text()
         finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+
+@pytest.mark.redis
+async def test_processor_process_picks_up_a_new_queue_from_its_watched_file(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    from sluiceway.broker.base import BrokerOptions as Options
+    from sluiceway.broker.redis import open_redis_broker
+
+    anchor = time.time()
+    clock = RealClock(scale=SCALE, anchor=anchor)
+    transport, ports, log = tmp_path / "t.json", tmp_path / "ports.json", tmp_path / "cli.log"
+    timing = ["--time-scale", str(SCALE), "--time-anchor", str(anchor)]
+    async with running_simulator(SimConfig(model="guide-model"), clock=clock) as sim:
+
+        def write(queues: list[str]) -> None:
+            qs = [{"queue_name": q, "igw_base_url": sim.urls[0]} for q in queues]
+            transport.write_text(
+                json.dumps(
+                    {"url": redis_server.url, "queues": qs, "result_queue_name": "results-list"}
+                )
+            )
+
+        write(["team-a"])
+        proc = await run_cli(
+            log, "processor", "--transport", "redis-sortedset", "--transport-config-file",
+            str(transport), "--transport-config-watch-interval", "1s", "--port", "0",
+            "--ports-file", str(ports), *timing,
+        )  # fmt: skip
+        broker = await open_redis_broker(Options(url=redis_server.url))
+        try:
+            await wait_until(ports.exists, within=30)
+            async with aiohttp.ClientSession() as http:
+                await ready(http, json.loads(ports.read_text())["processor"])
+            write(["team-a", "team-b"])
+            publisher = await run_cli(
+                log, "publish", "b", "1", "--queue", "team-b", "--url", redis_server.url,
+                "--model", "guide-model", *timing,
+            )  # fmt: skip
+            assert await asyncio.wait_for(publisher.wait(), 30) == 0
+            raw = await broker.pop_result("results-list", 20.0)
+            assert raw is not None and decode_result(raw).status_code == 200, log.read_text()
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 30) == 0
+        finally:
+            await broker.aclose()
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
