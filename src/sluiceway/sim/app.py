@@ -52,11 +52,20 @@ _SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"
 class SimInstance:
     """One model server: engine, step loop and the aiohttp application serving it."""
 
-    def __init__(self, config: SimConfig, clock: Clock, *, index: int = 0) -> None:
+    def __init__(
+        self,
+        config: SimConfig,
+        clock: Clock,
+        *,
+        index: int = 0,
+        ledger: AttemptLedger | None = None,
+    ) -> None:
         self.engine = Engine(config)
         self.runner = EngineRunner(self.engine, clock)
         self.clock = clock
-        self._ledger = AttemptLedger()
+        # Shared by the instances of one pool: a retry that lands on another instance is
+        # still the same request's next attempt.
+        self._ledger = ledger or AttemptLedger()
         self._rng = random.Random(config.seed * 1_000_003 + index)
         self._ids = itertools.count()
         self.app = web.Application(client_max_size=64 * 1024 * 1024)

@@ -12,6 +12,7 @@ from sluiceway.clock import Clock, RealClock
 from sluiceway.sim.app import SimInstance
 from sluiceway.sim.config import SimConfig
 from sluiceway.sim.engine import Engine
+from sluiceway.sim.failures import AttemptLedger
 
 __all__ = ["SimPool", "running_simulator"]
 
@@ -48,9 +49,10 @@ async def running_simulator(
     clock = clock or RealClock()
     pool = SimPool()
     runners: list[web.AppRunner] = []
+    ledger = AttemptLedger()
     try:
         for index in range(instances):
-            inst = SimInstance(config, clock, index=index)
+            inst = SimInstance(config, clock, index=index, ledger=ledger)
             runner = web.AppRunner(inst.app, handler_cancellation=True, access_log=None)
             await runner.setup()
             runners.append(runner)

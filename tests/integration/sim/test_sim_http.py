@@ -85,14 +85,15 @@ async def test_streaming_sends_one_event_per_token_then_usage_and_done(
 @pytest.mark.serial
 async def test_streaming_ttft_is_well_below_e2e() -> None:
     cfg = SimConfig.from_profile("guide-pool")
-    async with running_simulator(cfg, clock=RealClock(scale=10)) as pool:
+    # Scale 2 keeps E2E (~0.5 s wall) large against client-side connection overheads.
+    async with running_simulator(cfg, clock=RealClock(scale=2)) as pool:
         client = _client(pool.urls[0])
 
         async def one(i: int) -> tuple[float, float]:
             start = time.perf_counter()
             ttft = 0.0
             stream = await client.completions.create(
-                model="sim-model", prompt=f"p {i}", max_tokens=32, stream=True
+                model="sim-model", prompt=f"p {i}", max_tokens=64, stream=True
             )
             async for _ in stream:
                 ttft = ttft or time.perf_counter() - start
@@ -168,6 +169,12 @@ async def test_return_error_header_fails_the_first_n_attempts(
         async with http.post(url, json=body, headers=headers) as resp:
             statuses.append((resp.status, resp.headers.get("Retry-After")))
     assert statuses == [(503, "2.5"), (503, "2.5"), (200, None)]
+    # Attempts are counted across the pool: a retry on another instance is the next attempt.
+    headers = {"X-Return-Error": "429;times=1", "x-request-id": "job-2"}
+    async with http.post(url, json=body, headers=headers) as resp:
+        assert resp.status == 429
+    async with http.post(sim.urls[1] + "/v1/completions", json=body, headers=headers) as resp:
+        assert resp.status == 200
     # Without x-request-id the body identifies the request; without times it always fails.
     for _ in range(2):
         async with http.post(url, json=body, headers={"X-Return-Error": "429"}) as resp:
