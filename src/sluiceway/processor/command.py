@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -76,8 +77,13 @@ def processor(
     ports_file: PortsFile = None,
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
+    log_level: Annotated[str, Opt("--log-level", help="debug | info | warning | error")] = "info",
 ) -> None:
     """Run the async processor (a drop-in for llm-d-async)."""
+    level = log_level.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise _fail(ConfigError(f"unknown log level {log_level!r}", field="--log-level"))
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from sluiceway.config.flags import check_upstream_flags
     from sluiceway.config.settings import load_processor_settings
     from sluiceway.processor.serve import Endpoints, run_processor
