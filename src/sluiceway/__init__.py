@@ -1,6 +1,13 @@
-"""sluiceway: fair, priority- and quota-aware sharing of LLM model server pools."""
+"""sluiceway: fair, priority- and quota-aware sharing of LLM model server pools.
+
+The public names below are imported lazily, so ``import sluiceway.wire`` stays free of the
+heavy I/O libraries (house style 1) while ``from sluiceway import Processor`` still works.
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from sluiceway.clock import Clock, RealClock, VirtualClock
 from sluiceway.errors import (
@@ -11,16 +18,61 @@ from sluiceway.errors import (
     WireError,
 )
 
+if TYPE_CHECKING:
+    from sluiceway.broker.memory import MemoryBroker
+    from sluiceway.flowcontrol.adapter import FlowAdapter
+    from sluiceway.flowcontrol.controller import FlowController
+    from sluiceway.processor.app import Processor
+    from sluiceway.processor.producer import Producer, request
+    from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+    from sluiceway.sim import SimConfig, running_simulator
+
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "MemoryBroker": "sluiceway.broker.memory",
+    "FlowAdapter": "sluiceway.flowcontrol.adapter",
+    "FlowController": "sluiceway.flowcontrol.controller",
+    "MergeSpec": "sluiceway.processor.settings",
+    "PoolSpec": "sluiceway.processor.settings",
+    "Processor": "sluiceway.processor.app",
+    "ProcessorSettings": "sluiceway.processor.settings",
+    "Producer": "sluiceway.processor.producer",
+    "QueueSpec": "sluiceway.processor.settings",
+    "SimConfig": "sluiceway.sim",
+    "request": "sluiceway.processor.producer",
+    "running_simulator": "sluiceway.sim",
+}
 
 __all__ = [
     "BrokerError",
     "Clock",
     "ConfigError",
+    "FlowAdapter",
+    "FlowController",
+    "MemoryBroker",
+    "MergeSpec",
+    "PoolSpec",
+    "Processor",
+    "ProcessorSettings",
+    "Producer",
+    "QueueSpec",
     "RealClock",
+    "SimConfig",
     "SluicewayError",
     "UnsupportedError",
     "VirtualClock",
     "WireError",
     "__version__",
+    "request",
+    "running_simulator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sluiceway' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
