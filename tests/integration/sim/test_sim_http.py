@@ -196,6 +196,8 @@ async def test_admin_config_changes_latency_at_run_time(
         assert (await resp.json())["error"]["param"] == "block_size"
     async with http.post(url, json={"max_num_seqs": 0}) as resp:
         assert resp.status == 400
+    sim.set_config(max_num_seqs=2)  # the library form, on every instance
+    assert [e.config.max_num_seqs for e in sim.engines] == [2, 2]
 
 
 async def test_client_disconnect_aborts_and_the_waiter_starts(
