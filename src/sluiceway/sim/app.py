@@ -74,6 +74,7 @@ class SimInstance:
         self.app.router.add_get("/v1/models", self._models)
         self.app.router.add_get("/health", self._health)
         self.app.router.add_get("/healthz", self._health)
+        self.app.router.add_get("/readyz", self._health)
         self.app.router.add_get("/metrics", self._metrics)
         self.app.router.add_get("/admin/config", self._get_config)
         self.app.router.add_post("/admin/config", self._post_config)

@@ -221,7 +221,7 @@ async def test_client_disconnect_aborts_and_the_waiter_starts(
 async def test_models_and_health(sim: SimPool, http: aiohttp.ClientSession) -> None:
     async with http.get(sim.urls[0] + "/v1/models") as resp:
         assert (await resp.json())["data"][0]["id"] == "sim-model"
-    for path in ("/health", "/healthz"):
+    for path in ("/health", "/healthz", "/readyz"):
         async with http.get(sim.urls[1] + path) as resp:
             assert resp.status == 200
 
@@ -256,3 +256,29 @@ async def test_priority_field_orders_the_waiting_queue() -> None:
         await _eventually(lambda: pool.engines[0].num_waiting == 3)
         await asyncio.gather(first, *rest)
     assert order == [0, -1, 3, 7]
+
+
+async def test_kv_pressure_preempts_and_every_stream_still_completes(
+    http: aiohttp.ClientSession,
+) -> None:
+    cfg = FAST.replace({"max_num_seqs": 4, "block_size": 4, "num_gpu_blocks": 12})
+    async with (
+        running_simulator(cfg, clock=RealClock(scale=10)) as pool,
+        _client(pool.urls[0]) as oai,
+    ):
+        results = await asyncio.gather(
+            *(
+                oai.completions.create(model="sim-model", prompt=f"q{i}", max_tokens=16)
+                for i in range(4)
+            )
+        )
+        async with http.get(pool.urls[0] + "/metrics") as resp:
+            text = await resp.text()
+    assert all(r.usage and r.usage.completion_tokens == 16 for r in results)
+    preemptions = next(
+        s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == names.VLLM_NUM_PREEMPTIONS_TOTAL
+    )
+    assert preemptions >= 1

@@ -1,0 +1,55 @@
+"""The asyncio driver on a VirtualClock: tokens arrive at their virtual due times."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sluiceway.clock import VirtualClock
+from sluiceway.sim import Admission, Engine, SimConfig, SimRequest
+from sluiceway.sim.runner import EngineRunner
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(start=0.0)
+
+
+async def test_tokens_arrive_at_their_virtual_times(clock: VirtualClock) -> None:
+    cfg = SimConfig(max_num_seqs=1, time_to_first_token=0.5, inter_token_latency=0.25)
+    runner = EngineRunner(Engine(cfg), clock)
+    runner.start()
+    outcome, stream = runner.submit(SimRequest("a", (1, 2), 3))
+    assert outcome is Admission.ACCEPTED and stream is not None
+    arrivals: list[tuple[float, int]] = []
+
+    async def consume() -> None:
+        while not stream.done:
+            tokens = await stream.next_tokens()
+            arrivals.append((clock.now(), len(tokens)))
+
+    task = asyncio.create_task(consume())
+    await clock.run_until_idle()
+    await task
+    await runner.stop()
+    assert arrivals == [(0.5, 1), (0.75, 1), (1.0, 1)]
+    assert stream.seq.finish_reason == "length"
+
+
+async def test_abort_wakes_the_loop_and_the_waiter_runs(clock: VirtualClock) -> None:
+    cfg = SimConfig(max_num_seqs=1, time_to_first_token=0.1, inter_token_latency=1.0)
+    engine = Engine(cfg)
+    runner = EngineRunner(engine, clock)
+    runner.start()
+    _, first = runner.submit(SimRequest("a", (1,), 100))
+    _, second = runner.submit(SimRequest("b", (2,), 2))
+    assert first is not None and second is not None
+    clock.advance(0.1)
+    await asyncio.sleep(0)
+    assert engine.running_ids() == ["a"] and engine.num_waiting == 1
+    runner.abort("a")
+    assert engine.running_ids() == ["b"]  # admitted by the abort itself, no timer needed
+    await clock.run_until_idle()
+    assert second.seq.finished and len(second.seq.output) == 2
+    await runner.stop()
