@@ -21,6 +21,8 @@ _UNIT_SECONDS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, None:
 _DURATION_FLAGS = (
     "time_to_first_token",
     "inter_token_latency",
+    "time_to_first_token_std_dev",
+    "inter_token_latency_std_dev",
     "prefill_overhead",
     "prefill_time_per_token",
 )
@@ -60,6 +62,8 @@ def sim(
     max_waiting_queue_length: Annotated[int | None, Opt("--max-waiting-queue-length")] = None,
     time_to_first_token: Annotated[str | None, Opt("--time-to-first-token")] = None,
     inter_token_latency: Annotated[str | None, Opt("--inter-token-latency")] = None,
+    time_to_first_token_std_dev: Annotated[str | None, Opt("--time-to-first-token-std-dev")] = None,
+    inter_token_latency_std_dev: Annotated[str | None, Opt("--inter-token-latency-std-dev")] = None,
     prefill_overhead: Annotated[str | None, Opt("--prefill-overhead")] = None,
     prefill_time_per_token: Annotated[str | None, Opt("--prefill-time-per-token")] = None,
     time_factor_under_load: Annotated[float | None, Opt("--time-factor-under-load")] = None,

@@ -52,6 +52,8 @@ class SimConfig:
     prefill_overhead: float = 0.0
     prefill_time_per_token: float = 0.0
     time_factor_under_load: float = 1.0
+    time_to_first_token_std_dev: float = 0.0
+    inter_token_latency_std_dev: float = 0.0
     failure_injection_rate: float = 0.0
     failure_types: tuple[str, ...] = ()
     failure_retry_after: str | None = None
@@ -69,6 +71,8 @@ class SimConfig:
                 "inter_token_latency",
                 "prefill_overhead",
                 "prefill_time_per_token",
+                "time_to_first_token_std_dev",
+                "inter_token_latency_std_dev",
             ),
         )
         _check_choices(self)
@@ -116,6 +120,8 @@ RUNTIME_FIELDS: frozenset[str] = frozenset(
         "prefill_overhead",
         "prefill_time_per_token",
         "time_factor_under_load",
+        "time_to_first_token_std_dev",
+        "inter_token_latency_std_dev",
         "failure_injection_rate",
         "failure_types",
         "failure_retry_after",

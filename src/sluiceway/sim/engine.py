@@ -9,7 +9,8 @@ later. ``next_due()`` tells the driver when to step next.
 Latency model (as llm-d-inference-sim, per sequence):
   TTFT = (time_to_first_token + prefill_overhead + prefill_time_per_token x uncached) x f
   each later token after inter_token_latency x f, with
-  f = 1 + (time_factor_under_load - 1) x (running - 1) / (max_num_seqs - 1).
+  f = 1 + (time_factor_under_load - 1) x (running - 1) / (max_num_seqs - 1);
+  optional seeded Gaussian jitter on both (std-dev capped at 30 %, samples within +-70 %).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Engine:
         self._tiebreak = itertools.count()
         self._order = itertools.count()
         self._rngs: dict[str, random.Random] = {}
+        self._jitter_rng = random.Random(config.seed)
 
     # -- what the driver and tests read -------------------------------------------------------
 
@@ -174,7 +176,8 @@ class Engine:
         self.labels.enter(seq.request.labels)
         cfg = self.config
         prefill = cfg.prefill_overhead + cfg.prefill_time_per_token * (seq.num_tokens - cached)
-        self._schedule_token(seq, now + (cfg.time_to_first_token + prefill) * self._factor())
+        ttft = self._jitter(cfg.time_to_first_token + prefill, cfg.time_to_first_token_std_dev)
+        self._schedule_token(seq, now + ttft * self._factor())
 
     def _factor(self) -> float:
         cfg = self.config
@@ -182,6 +185,13 @@ class Engine:
             return 1.0
         busy = min(max(len(self._running), 1), cfg.max_num_seqs)
         return 1.0 + (cfg.time_factor_under_load - 1.0) * (busy - 1) / (cfg.max_num_seqs - 1)
+
+    def _jitter(self, mean: float, std_dev: float) -> float:
+        """A Gaussian sample around ``mean`` (std-dev capped at 30 %, clamped to +-70 %)."""
+        if std_dev <= 0 or mean <= 0:
+            return mean
+        sample = self._jitter_rng.gauss(mean, min(std_dev, 0.3 * mean))
+        return min(max(sample, 0.3 * mean), 1.7 * mean)
 
     def _schedule_token(self, seq: Sequence, due: float) -> None:
         seq.version += 1
@@ -203,7 +213,9 @@ class Engine:
             self._finish(seq, now, reason)
             self._admit(now)
         else:
-            self._schedule_token(seq, now + self.config.inter_token_latency * self._factor())
+            cfg = self.config
+            itl = self._jitter(cfg.inter_token_latency, cfg.inter_token_latency_std_dev)
+            self._schedule_token(seq, now + itl * self._factor())
 
     def _record_token(self, seq: Sequence, now: float) -> None:
         stats = self.stats

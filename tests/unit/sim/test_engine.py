@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from sluiceway.sim import Admission, Engine, SimConfig, SimRequest
@@ -218,3 +220,25 @@ def test_raising_max_num_seqs_at_run_time_admits_more() -> None:
     engine.update_config(engine.config.replace({"max_num_seqs": 3}))
     engine.step(0.001)
     assert engine.num_running == 3
+
+
+def test_jitter_is_seeded_and_bounded() -> None:
+    cfg = SimConfig(
+        time_to_first_token=0.1, inter_token_latency=0.01, inter_token_latency_std_dev=0.01,
+        time_to_first_token_std_dev=0.02, seed=5,
+    )  # fmt: skip
+
+    def gaps() -> list[float]:
+        engine = Engine(cfg)
+        engine.submit(_req("a", max_tokens=200), 0.0)
+        times: list[float] = []
+        t = 0.0
+        while (due := engine.next_due()) is not None:
+            t = due
+            times += [t for s in engine.step(t) if s.request_id == "a"]
+        return [b - a for a, b in itertools.pairwise(times)]
+
+    first, second = gaps(), gaps()
+    assert first == second  # same seed, same latencies
+    assert len(set(first)) > 100
+    assert all(0.003 - 1e-12 <= g <= 0.017 + 1e-12 for g in first)  # std capped at 30 %, +-70 %
