@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 
 from sluiceway.clock import Clock, RealClock
@@ -16,6 +17,8 @@ from sluiceway.sim.engine import Engine
 from sluiceway.sim.sequence import Admission, Sequence, SimRequest
 
 __all__ = ["EngineRunner", "TokenStream"]
+
+_log = logging.getLogger(__name__)
 
 
 class TokenStream:
@@ -116,15 +119,23 @@ class EngineRunner:
         loop = asyncio.get_running_loop()
         while True:
             for seq in self.engine.step(self.clock.monotonic() + self._slack):
-                stream = self._streams.get(seq.request_id)
-                if stream is not None:
-                    stream.notify()
+                self._deliver(seq)
             self._wake = loop.create_future()
             due = self.engine.next_due()
             if due is None:
                 await self._wake
             else:
                 await self._sleep_until(due, self._wake)
+
+    def _deliver(self, seq: Sequence) -> None:
+        stream = self._streams.get(seq.request_id)
+        if stream is None:
+            return
+        try:
+            stream.notify()
+        except Exception:  # one broken listener must not stop every other request
+            _log.exception("sim: delivering tokens of %s failed; aborting it", seq.request_id)
+            self.abort(seq.request_id)
 
     async def _sleep_until(self, due: float, wake: asyncio.Future[None]) -> None:
         delay = due - self.clock.monotonic()

@@ -53,3 +53,21 @@ async def test_abort_wakes_the_loop_and_the_waiter_runs(clock: VirtualClock) -> 
     await clock.run_until_idle()
     assert second.seq.finished and len(second.seq.output) == 2
     await runner.stop()
+
+
+async def test_a_failing_listener_aborts_only_its_request(clock: VirtualClock) -> None:
+    cfg = SimConfig(max_num_seqs=2, time_to_first_token=0.1, inter_token_latency=0.1)
+    runner = EngineRunner(Engine(cfg), clock)
+    runner.start()
+    _, bad = runner.submit(SimRequest("bad", (1,), 5))
+    _, good = runner.submit(SimRequest("good", (2,), 5))
+    assert bad is not None and good is not None
+
+    def explode() -> None:
+        raise RuntimeError("listener bug")
+
+    bad.listener = explode
+    await clock.run_until_idle()
+    await runner.stop()
+    assert bad.seq.finish_reason == "abort"
+    assert good.seq.finish_reason == "length" and len(good.seq.output) == 5
