@@ -45,13 +45,17 @@ class KeyPeaks:
         self.peaks = dict.fromkeys(keys, 0)
         self._raw = aioredis.Redis.from_url(url, decode_responses=True)
         self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
 
     async def _run(self) -> None:
-        while True:
+        # Stopped by an event, not by cancel: a cancel landing inside a redis-py call can be
+        # absorbed there, which would leave this loop running.
+        while not self._stop.is_set():
             values = await self._raw.mget(list(self.peaks))
             for key, value in zip(self.peaks, values, strict=True):
                 self.peaks[key] = max(self.peaks[key], int(value or 0))
-            await asyncio.sleep(0.002)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), 0.002)
 
     async def __aenter__(self) -> KeyPeaks:
         self._task = asyncio.create_task(self._run())
@@ -59,9 +63,8 @@ class KeyPeaks:
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._task is not None
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        self._stop.set()
+        await self._task
         await self._raw.aclose()
 
 

@@ -17,14 +17,11 @@ import asyncio
 import functools
 import logging
 import os
-import signal
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
 from sluiceway.broker import lua
 from sluiceway.broker.base import (
@@ -40,7 +37,15 @@ from sluiceway.broker.base import (
 from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
 from sluiceway.broker.leases import LeaseHooks
-from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
+from sluiceway.broker.redis_connect import (
+    DEFAULT_MAX_CONNECTIONS,
+    KILL_BEFORE_ACK_ENV,
+    AnyRedis,
+    connect_redis,
+    kill_before_ack_hook,
+    make_waker,
+)
+from sluiceway.broker.wakeup import EventWaker, WakeMode, Waker
 from sluiceway.errors import BrokerError, ConfigError
 
 __all__ = [
@@ -55,10 +60,7 @@ _log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 R = TypeVar("R")
-AnyRedis = Redis | RedisCluster
 _Rows = list[tuple[str, float]]
-DEFAULT_MAX_CONNECTIONS = 512
-_POOL_WAIT_SECONDS = 30.0
 _RENEW_STATUS = {1: RenewOutcome.RENEWED, 0: RenewOutcome.MISSING, -1: RenewOutcome.STOLEN}
 
 
@@ -80,60 +82,6 @@ def _ms(wall_seconds: float | None) -> int:
     if not wall_seconds or wall_seconds <= 0:
         return 0
     return max(1, round(wall_seconds * 1000))
-
-
-def connect_redis(
-    url: str,
-    *,
-    mode: str = "standalone",
-    addrs: Sequence[str] = (),
-    master_name: str = "",
-    max_connections: int = DEFAULT_MAX_CONNECTIONS,
-) -> AnyRedis:
-    """A redis-py asyncio client for ``url`` (AUTH, TLS and DB come from the URL).
-
-    Standalone clients share a blocking pool of ``max_connections``: a burst of commands
-    beyond it waits for a free connection instead of failing.
-    """
-    common: dict[str, Any] = {"decode_responses": True, "encoding_errors": "surrogateescape"}
-    if mode == "cluster":
-        return RedisCluster.from_url(url, **common)
-    if mode == "sentinel":
-        from redis.asyncio.sentinel import Sentinel
-
-        if not addrs or not master_name:
-            raise ConfigError("sentinel mode needs addrs and master_name", field="mode")
-        hosts = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
-        sentinel = Sentinel(hosts, **common)  # type: ignore[no-untyped-call]
-        return cast(Redis, sentinel.master_for(master_name))
-    if mode != "standalone":
-        raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
-    pool = BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=_POOL_WAIT_SECONDS, **common
-    )
-    return Redis.from_pool(pool)
-
-
-KILL_BEFORE_ACK_ENV = "SLUICEWAY_FAULT_KILL_BEFORE_ACK"
-
-
-def kill_before_ack_hook() -> Callable[[str], Awaitable[None]] | None:
-    """Test-only fault hook: ``SLUICEWAY_FAULT_KILL_BEFORE_ACK=n`` SIGKILLs this process just
-    before its n-th ack, between an HTTP answer and its result (scenario J)."""
-    spec = os.environ.get(KILL_BEFORE_ACK_ENV, "")
-    if not spec:
-        return None
-    target, seen = int(spec), 0
-
-    async def hook(step: str) -> None:
-        nonlocal seen
-        if step == "ack:before":
-            seen += 1
-            if seen == target:
-                _log.warning("fault hook: killing this process before ack %d", seen)
-                os.kill(os.getpid(), signal.SIGKILL)
-
-    return hook
 
 
 class RedisBroker:
@@ -422,26 +370,6 @@ class RedisBroker:
     async def aclose(self) -> None:
         await self._waker.aclose()
         await self._client.aclose()
-
-
-async def _notify_flags(client: AnyRedis) -> str:
-    """``notify-keyspace-events`` of the server, or "" when CONFIG is not allowed."""
-    try:
-        reply = await client.config_get("notify-keyspace-events")
-    except ResponseError:
-        return ""
-    return str(reply.get("notify-keyspace-events", ""))
-
-
-async def make_waker(client: AnyRedis, *, cluster: bool) -> Waker:
-    """The wake-up mode this server allows (decisions.md 12), logged once."""
-    flags = "" if cluster else await _notify_flags(client)
-    mode = mode_for_flags(flags)
-    _log.info("redis broker wake-up mode: %s (notify-keyspace-events=%r)", mode.value, flags)
-    if mode is WakeMode.POLLING:
-        return PollWaker()
-    db = int(cast(Redis, client).connection_pool.connection_kwargs.get("db", 0) or 0)
-    return EventWaker(client.pubsub(), flags=flags, db=db)
 
 
 def _url(options: BrokerOptions) -> str:

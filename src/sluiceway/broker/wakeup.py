@@ -155,7 +155,7 @@ class EventWaker(PollWaker):
 
     async def _listen(self) -> None:
         try:
-            while True:
+            while self._reader is not None:
                 msg = await self._pubsub.get_message(timeout=None)
                 if msg is not None:
                     self._dispatch(msg)
@@ -194,12 +194,17 @@ class EventWaker(PollWaker):
             self.notify(key)
 
     async def aclose(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            # A cancel landing inside redis-py's read can be absorbed there; closing the
+            # connection below ends the read in any case, so never wait unboundedly here.
+            await asyncio.wait({reader}, timeout=1.0)
         with contextlib.suppress(Exception):
             await self._pubsub.aclose()
+        if reader is not None and not reader.done():
+            await asyncio.wait({reader}, timeout=1.0)
+            reader.cancel()
 
 
 def _text(value: object) -> str:
