@@ -150,7 +150,9 @@ class SimInstance:
             await stream.next_tokens()
         seq = stream.seq
         text = "".join(detokenize_one(t) for t in seq.output)
-        body = fmt.full_response(text, seq.finish_reason, len(parsed.prompt), len(seq.output))
+        body = fmt.full_response(
+            text, seq.finish_reason, len(parsed.prompt), len(seq.output), seq.cached_tokens
+        )
         return web.Response(body=body, content_type="application/json", headers=headers)
 
     async def _stream(
@@ -172,7 +174,9 @@ class SimInstance:
         if not await finished:
             return response
         seq = stream.seq
-        tail = fmt.usage_event(len(parsed.prompt), len(seq.output)) if parsed.include_usage else b""
+        tail = b""
+        if parsed.include_usage:
+            tail = fmt.usage_event(len(parsed.prompt), len(seq.output), seq.cached_tokens)
         await response.write(tail + DONE_EVENT)
         await response.write_eof()
         return response

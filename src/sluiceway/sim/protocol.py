@@ -168,13 +168,19 @@ class ChunkFormat:
         reason = b"null" if finish_reason is None else orjson.dumps(finish_reason)
         return self._prefix + body + b',"logprobs":null,"finish_reason":' + reason + b"}]}\n\n"
 
-    def usage_event(self, prompt_tokens: int, completion_tokens: int) -> bytes:
+    def usage_event(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int) -> bytes:
         """The trailing usage chunk (``stream_options.include_usage``)."""
-        chunk = {**self._head, "choices": [], "usage": usage(prompt_tokens, completion_tokens)}
+        counts = usage(prompt_tokens, completion_tokens, cached_tokens)
+        chunk = {**self._head, "choices": [], "usage": counts}
         return b"data: " + orjson.dumps(chunk) + b"\n\n"
 
     def full_response(
-        self, text: str, finish_reason: str | None, prompt_tokens: int, completion_tokens: int
+        self,
+        text: str,
+        finish_reason: str | None,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_tokens: int,
     ) -> bytes:
         """The non-streaming response body."""
         if self.kind == "chat":
@@ -192,7 +198,7 @@ class ChunkFormat:
             **self._head,
             "object": obj,
             "choices": [choice],
-            "usage": usage(prompt_tokens, completion_tokens),
+            "usage": usage(prompt_tokens, completion_tokens, cached_tokens),
         }
         return orjson.dumps(body)
 
@@ -200,9 +206,11 @@ class ChunkFormat:
 DONE_EVENT = b"data: [DONE]\n\n"
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> dict[str, Any]:
+    """OpenAI ``usage``; ``prompt_tokens_details.cached_tokens`` is the prefix-cache hit."""
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached_tokens},
     }

@@ -58,8 +58,7 @@ class Sequence:
     finished_at: float | None = None
     finish_reason: str | None = None
     preemptions: int = 0
-    cached_tokens: int = 0
-    reported: int = 0  # output tokens already handed to the client (runner bookkeeping)
+    cached_tokens: int = 0  # prompt tokens found in the prefix cache at first admission
 
     @property
     def request_id(self) -> str:

@@ -60,6 +60,12 @@ async def test_completion_and_chat_with_usage(client: openai.AsyncOpenAI) -> Non
         model="sim-model", messages=[{"role": "user", "content": "hi"}], max_tokens=3
     )
     assert chat.choices[0].message.content and chat.usage and chat.usage.completion_tokens == 3
+    # The same prompt again: its full blocks come from the prefix cache.
+    long_prompt = " ".join(f"w{i}" for i in range(40))
+    for _ in range(2):
+        again = await client.completions.create(model="sim-model", prompt=long_prompt, max_tokens=1)
+    details = again.usage.prompt_tokens_details if again.usage else None
+    assert details is not None and details.cached_tokens == 32
 
 
 async def test_streaming_sends_one_event_per_token_then_usage_and_done(
