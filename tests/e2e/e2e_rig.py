@@ -16,8 +16,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
-from sluiceway.broker.redis import open_redis_broker
 from sluiceway.clock import RealClock
 from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.processor.app import Processor
@@ -162,12 +162,12 @@ async def collect(broker: Broker, count: int, *, within: float) -> list[ResultRe
 
 @asynccontextmanager
 async def redis_processor(
-    settings: ProcessorSettings, url: str, clock: RealClock
+    settings: ProcessorSettings, url: str, clock: RealClock, *, transport: str = "redis-sortedset"
 ) -> AsyncIterator[tuple[Processor, Broker]]:
-    """A processor on the Redis broker with Redis quota stores (one process)."""
+    """A processor on the Redis (or SQLite) broker with that transport's quota stores."""
     options = BrokerOptions(url=url, time_scale=clock.scale)
-    broker = await open_redis_broker(options)
-    stores = await open_quota_stores("redis-sortedset", broker, options)
+    broker = await open_broker(transport, options)
+    stores = await open_quota_stores(transport, broker, options)
     try:
         async with Processor(
             settings, broker, clock=clock, registry=CollectorRegistry(), quota_store=stores

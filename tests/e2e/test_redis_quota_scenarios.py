@@ -1,10 +1,12 @@
-"""Scenarios B, B2 and B3 (spec/scenarios.md) on real Redis, Redis quotas and the simulator."""
+"""Scenarios B, B2 and B3 (spec/scenarios.md) on real Redis, Redis quotas and the simulator
+(and B once more on the SQLite transport)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
@@ -23,6 +25,7 @@ from e2e_rig import (
 
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.redis import open_redis_broker
+from sluiceway.broker.sqlite import open_sqlite_broker
 from sluiceway.clock import RealClock
 from sluiceway.localservices import RedisServer
 from sluiceway.sim import SimConfig, running_simulator
@@ -140,4 +143,22 @@ async def test_scenario_b3_blocking_mode_keeps_over_quota_work_queued(
         assert not [e for e in log.events if e[2].startswith("overflow")]
         assert log.peak(team="batch") == 1
         assert log.peak(team="premium") == 2
+        await producer.aclose()
+
+
+async def test_scenario_b_on_the_sqlite_transport(tmp_path: Path) -> None:
+    """The same quota guarantees with the embedded broker and the SQLite quota store."""
+    clock = RealClock(scale=SCALE)
+    path = str(tmp_path / "sluiceway.db")
+    async with sim_with_log(clock) as (url, log):
+        producer = await open_sqlite_broker(BrokerOptions(url=path))
+        await publish(producer, clock.now(), "batch", 30)
+        await publish(producer, clock.now(), "premium", 10)
+        settings = guide_settings(team_queues(url), workers=16)
+        async with redis_processor(settings, path, clock, transport="sqlite") as (_, broker):
+            results = await collect(broker, 40, within=60)
+        assert all(r.status_code == 200 for r in results)
+        assert log.peak(objective="reserved-batch") == 1
+        assert log.peak(objective="reserved-interactive") == 2
+        assert log.peak(objective="overflow-batch") > 0
         await producer.aclose()
