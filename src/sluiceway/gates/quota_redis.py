@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 
 from sluiceway.broker import lua
 from sluiceway.broker.keys import Keyspace
-from sluiceway.broker.redis import AnyRedis, connect_redis
+from sluiceway.broker.redis_connect import AnyRedis, connect_redis
 from sluiceway.errors import BrokerError
 
 __all__ = ["QUOTA_INDEX_KEY", "RedisQuotaStore", "open_redis_quota_store", "quota_url"]
