@@ -149,6 +149,8 @@ class SimInstance:
         while not stream.done:
             await stream.next_tokens()
         seq = stream.seq
+        if seq.finish_reason == "abort":  # the server is shutting down
+            return _error(ApiError(503, "server shutting down", "ServiceUnavailableError"))
         text = "".join(detokenize_one(t) for t in seq.output)
         body = fmt.full_response(
             text, seq.finish_reason, len(parsed.prompt), len(seq.output), seq.cached_tokens

@@ -82,6 +82,12 @@ class EngineRunner:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="sim-engine")
 
     async def stop(self) -> None:
+        """Abort every request in flight (their handlers return at once), then stop the loop."""
+        now = self.clock.monotonic()
+        streams, self._streams = self._streams, {}
+        for request_id, stream in streams.items():
+            self.engine.abort(request_id, now)
+            stream.notify()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

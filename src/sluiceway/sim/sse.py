@@ -33,7 +33,8 @@ class SseWriter:
         self._stream = stream
         self._transport = transport
         self._fmt = fmt
-        self._finished = finished  # True: generation complete; False: the peer went away
+        # True: generation complete; False: the peer went away or the server aborted it.
+        self._finished = finished
 
     def __call__(self) -> None:
         if self._finished.done():
@@ -58,4 +59,4 @@ class SseWriter:
         if data:
             self._transport.write(b"%x\r\n%s\r\n" % (len(data), data))
         if seq.finished:
-            self._finished.set_result(True)
+            self._finished.set_result(seq.finish_reason != "abort")

@@ -288,3 +288,21 @@ async def test_kv_pressure_preempts_and_every_stream_still_completes(
         if s.name == names.VLLM_NUM_PREEMPTIONS_TOTAL
     )
     assert preemptions >= 1
+
+
+async def test_leaving_the_context_with_requests_in_flight_does_not_hang(
+    http: aiohttp.ClientSession,
+) -> None:
+    cfg = FAST.replace({"inter_token_latency": 1.0})
+    body = {"model": "sim-model", "prompt": "x", "max_tokens": 100}
+    async with asyncio.timeout(10):
+        async with running_simulator(cfg) as pool:
+            url = pool.urls[0] + "/v1/completions"
+            streaming = await http.post(url, json={**body, "stream": True})
+            plain = asyncio.create_task(http.post(url, json=body))
+            await _eventually(lambda: pool.engines[0].num_running == 2)
+        answer = await plain
+    assert answer.status == 503
+    assert (await answer.json())["error"]["code"] == 503
+    assert b"[DONE]" not in await streaming.read()
+    assert pool.engines[0].stats.finished["abort"] == 2
