@@ -12,6 +12,7 @@ import itertools
 import random
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -216,18 +217,20 @@ class SimInstance:
         if not isinstance(changes, dict):
             return _error(ApiError(400, "body must be a JSON object of settings"))
         try:
-            config = self._apply(changes)
+            config = self.apply_config(changes)
         except ConfigError as exc:
             return _error(ApiError(400, str(exc), param=exc.field))
-        self.engine.update_config(config)
-        self.runner.poke()
         return web.json_response(config.as_dict(), dumps=_dumps)
 
-    def _apply(self, changes: dict[str, Any]) -> SimConfig:
+    def apply_config(self, changes: Mapping[str, Any]) -> SimConfig:
+        """Apply run-time settings; ConfigError names a bad or start-time-only key."""
         for key in changes:
             if key.replace("-", "_") not in RUNTIME_FIELDS:
                 raise ConfigError("cannot be changed at run time", field=key)
-        return self.config.replace(changes)
+        config = self.config.replace(changes)
+        self.engine.update_config(config)
+        self.runner.poke()
+        return config
 
 
 def _refusal(outcome: Admission) -> ApiError:

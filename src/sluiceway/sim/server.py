@@ -29,10 +29,12 @@ class SimPool:
         return [inst.engine for inst in self.instances]
 
     def set_config(self, **changes: object) -> None:
-        """Change run-time settings on every instance (as POST /admin/config does)."""
+        """Change run-time settings on every instance (as POST /admin/config does).
+
+        Raises ConfigError for a bad value or a setting fixed at start (KV pool, model).
+        """
         for inst in self.instances:
-            inst.engine.update_config(inst.config.replace(changes))
-            inst.runner.poke()
+            inst.apply_config(changes)
 
 
 @asynccontextmanager

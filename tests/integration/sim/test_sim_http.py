@@ -13,6 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from sluiceway.clock import RealClock
+from sluiceway.errors import ConfigError
 from sluiceway.observability import names
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 
@@ -204,6 +205,8 @@ async def test_admin_config_changes_latency_at_run_time(
         assert resp.status == 400
     sim.set_config(max_num_seqs=2)  # the library form, on every instance
     assert [e.config.max_num_seqs for e in sim.engines] == [2, 2]
+    with pytest.raises(ConfigError):
+        sim.set_config(num_gpu_blocks=10)
 
 
 async def test_client_disconnect_aborts_and_the_waiter_starts(
