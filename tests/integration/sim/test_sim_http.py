@@ -137,6 +137,8 @@ async def test_metrics_use_the_vllm_names_in_text_format(
         (b'{"model": "other", "prompt": "x"}', 404, "model"),
         (b'{"model": "sim-model", "prompt": "x", "max_tokens": 0}', 400, "max_tokens"),
         (b'{"model": "sim-model", "prompt": "x", "max_tokens": 5000}', 400, "max_tokens"),
+        (b'{"model": "sim-model", "prompt": "' + b"w " * 1100 + b'"}', 400, "prompt"),
+        (b'{"model": "sim-model", "messages": []}', 400, "prompt"),
     ],
 )
 async def test_bad_input_gets_openai_style_errors(
