@@ -247,10 +247,21 @@ class RedisBroker:
         origin = retry_origin(member)
         queue, score = origin if origin is not None else (fallback, now)
         pending = self._q(queue).pending
-        moved = int(await self._run("move_due", (retry_key, pending), (member, score)))
+        if self._keys.same_slot(retry_key, pending):
+            moved = int(await self._run("move_due", (retry_key, pending), (member, score)))
+        else:
+            moved = await self._move_across_slots(retry_key, pending, member, score)
         if moved:
             self._waker.notify(pending)
         return moved
+
+    async def _move_across_slots(
+        self, retry_key: str, pending: str, member: str, score: float
+    ) -> int:
+        """Cluster, origin queue in another slot: ZADD first (idempotent), then ZREM (the
+        winner counts). A crash in between moves the entry again later: at-least-once."""
+        await self._client.zadd(pending, {member: score})
+        return int(await self._client.zrem(retry_key, member))
 
     @_io
     async def next_retry_due(self) -> float | None:
