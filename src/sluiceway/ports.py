@@ -31,8 +31,9 @@ class PortAnnouncer:
 
     def announce(self, name: str, url: str) -> None:
         self._urls[name] = url
-        print(f"listening {name} {url}", file=sys.stdout, flush=True)
+        # The file first: whoever reacts to the printed line finds the file complete.
         if self._ports_file is not None:
             tmp = self._ports_file.with_suffix(self._ports_file.suffix + ".tmp")
             tmp.write_text(json.dumps(self._urls, indent=2, sort_keys=True))
             os.replace(tmp, self._ports_file)
+        print(f"listening {name} {url}", file=sys.stdout, flush=True)
