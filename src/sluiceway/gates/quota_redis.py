@@ -148,6 +148,11 @@ async def open_redis_quota_store(
     client = connect_redis(
         quota_url(address, processor_url=processor_url), mode="cluster" if cluster else "standalone"
     )
+    try:
+        await client.ping()  # a cluster client must learn the slot map before concurrent use
+    except RedisError as exc:
+        await client.aclose()
+        raise BrokerError(f"quota store at {address} unreachable: {exc}") from exc
     return RedisQuotaStore(
         client, keyspace=Keyspace(cluster=cluster), time_scale=time_scale, owns_client=True
     )

@@ -19,10 +19,13 @@ import pytest
 import redis
 
 from brokers.conformance import NOW, QUEUE, BrokerConformance, put, result_for, take
+from brokers.quota_conformance import QuotaStoreConformance
 from sluiceway.broker.base import Broker, BrokerOptions
-from sluiceway.broker.keys import key_slot
-from sluiceway.broker.redis import RedisBroker, open_redis_broker
+from sluiceway.broker.keys import Keyspace, key_slot
+from sluiceway.broker.redis import RedisBroker, connect_redis, open_redis_broker
 from sluiceway.broker.wakeup import WakeMode
+from sluiceway.gates.quota_redis import RedisQuotaStore
+from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.localservices import services_required
 from sluiceway.ports import free_port
 
@@ -134,3 +137,15 @@ async def test_cluster_mode_polls_and_keeps_claims_in_the_queue_slot(cluster_url
         assert await broker.result_count("results-list") == 1
     finally:
         await broker.aclose()
+
+
+class TestRedisClusterQuotaStore(QuotaStoreConformance):
+    """Concurrency holders hash-tagged beside their count, on the real cluster."""
+
+    @pytest.fixture
+    async def store(self, cluster_url: str) -> AsyncIterator[QuotaStore]:
+        client = connect_redis(cluster_url, mode="cluster")
+        await client.ping()  # as open_redis_broker does: the client learns the slots first
+        store = RedisQuotaStore(client, keyspace=Keyspace(cluster=True), owns_client=True)
+        yield store
+        await store.aclose()
