@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -161,4 +162,24 @@ async def test_scenario_b_on_the_sqlite_transport(tmp_path: Path) -> None:
         assert log.peak(objective="reserved-batch") == 1
         assert log.peak(objective="reserved-interactive") == 2
         assert log.peak(objective="overflow-batch") > 0
+        await producer.aclose()
+
+
+@pytest.mark.serial
+async def test_an_entry_on_an_idle_queue_is_sent_within_a_quarter_of_the_poll_interval(
+    redis_server: RedisServer,
+) -> None:
+    """Decisions.md 12 end to end: events on, ``poll_interval_ms`` 1000, time scale 1."""
+    clock = RealClock()
+    poll_interval = 1.0
+    async with sim_with_log(clock) as (url, log):
+        producer = await open_redis_broker(BrokerOptions(url=redis_server.url))
+        settings = guide_settings(team_queues(url), workers=4, poll_interval=poll_interval)
+        async with redis_processor(settings, redis_server.url, clock):
+            await asyncio.sleep(poll_interval * 1.3)  # idle: every ingest is waiting
+            started = time.monotonic()  # the clock SimLog stamps its events with
+            await publish(producer, clock.now(), "standard", 1)
+            await collect(producer, 1, within=10)
+        assert log.events, "the request never reached the model server"
+        assert log.events[0][0] - started < poll_interval / 4
         await producer.aclose()
