@@ -107,6 +107,7 @@ class EventWaker(PollWaker):
         self._channels: set[str] = set()
         self._keys: set[str] = set()
         self._patterns: dict[str, Callable[[str], None]] = {}
+        self._subscribed_patterns: set[str] = set()
         self._on_live: Callable[[bool], None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -126,10 +127,16 @@ class EventWaker(PollWaker):
         pattern = f"__keyspace@{self._db}__:{prefix}*"
         async with self._lock:
             self._on_live = on_live
-            if pattern not in self._patterns:
-                self._patterns[pattern] = on_event
-                await self._pubsub.psubscribe(pattern)
+            self._patterns[pattern] = on_event
+            await self._resubscribe_patterns()
             self._ensure_reader()
+
+    async def _resubscribe_patterns(self) -> None:
+        """(Re)subscribe wanted patterns, e.g. after the listener lost its connection."""
+        missing = sorted(set(self._patterns) - self._subscribed_patterns)
+        if missing:
+            await self._pubsub.psubscribe(*missing)
+            self._subscribed_patterns.update(missing)
 
     def _ensure_reader(self) -> None:
         if self._reader is None or self._reader.done():
@@ -144,6 +151,7 @@ class EventWaker(PollWaker):
             if new:
                 await self._pubsub.subscribe(*new)
                 self._channels.update(new)
+            await self._resubscribe_patterns()
             self._ensure_reader()
 
     async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
@@ -164,9 +172,8 @@ class EventWaker(PollWaker):
         except Exception as exc:
             _log.warning("keyspace listener stopped: %s", exc)
             self._channels.clear()
+            self._subscribed_patterns.clear()
             self._set_live(False)
-            if self._patterns:
-                self._patterns.clear()
 
     def _set_live(self, live: bool) -> None:
         if self._on_live is not None:

@@ -251,3 +251,23 @@ async def _until_true(check: Callable[[], Awaitable[bool]]) -> None:
     async with asyncio.timeout(5):
         while not await check():  # noqa: ASYNC110 - the event reaches us asynchronously
             await asyncio.sleep(0.005)
+
+
+async def test_a_killed_event_connection_is_rebuilt_and_the_cache_rearmed(
+    redis_server: RedisServer,
+) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        assert isinstance(broker, RedisBroker)
+        await broker.wait_for_work([QUEUE], block_for=0.01)
+        await _until(lambda: broker.cancel_checks_cached)
+        await raw.execute_command("CLIENT", "KILL", "TYPE", "pubsub")
+        await _until(lambda: not broker.cancel_checks_cached)
+        waiter = asyncio.create_task(broker.wait_for_work([QUEUE], block_for=10.0))
+        await _until(lambda: broker.cancel_checks_cached)
+        await raw.zadd(QUEUE, {member("a"): NOW})
+        assert await asyncio.wait_for(waiter, 5.0) is True
+    finally:
+        await broker.aclose()
+        await raw.aclose()
