@@ -296,12 +296,16 @@ async def _until_results(raw: aioredis.Redis, n: int) -> int:
     return polls + 1
 
 
-async def _e2e_throughput(url: str, upstream: str, n: int, workers: int) -> dict[str, float]:
+async def _e2e_throughput(
+    url: str, upstream: str, n: int, workers: int, *, gate: bool = False
+) -> dict[str, float]:
+    """One processor draining ``n`` queued requests; ``gate`` adds a redis-quota gate
+    (classifying, 100 teams) so its acquire/release round trips are counted too."""
     raw = aioredis.Redis.from_url(url, decode_responses=True)
     await raw.flushall()
-    await _fill_queues(raw, ["bench-e2e"], n, teams=1)
+    await _fill_queues(raw, ["bench-e2e"], n, teams=100 if gate else 1)
     await raw.config_resetstat()
-    settings = _settings(upstream, ["bench-e2e"], workers, gate=False)
+    settings = _settings(upstream, ["bench-e2e"], workers, gate=gate)
     with count_round_trips() as trips:
         cpu0, wall0 = time.process_time(), time.perf_counter()
         async with _processor(url, settings):
@@ -366,6 +370,7 @@ def _pct(values: list[float], q: float) -> float:
 async def _e2e_part(url: str, n: int, workers: int, samples: int) -> None:
     with zero_upstream() as upstream:
         proc = await _e2e_throughput(url, upstream, n, workers)
+        gated = await _e2e_throughput(url, upstream, n, workers, gate=True)
         bare = await _bare_client(upstream, n, workers)
         through, direct = await _latency(url, upstream, samples)
     print(f"\nend to end on Redis, {n} requests, {workers} workers, zero-latency upstream")
@@ -374,6 +379,9 @@ async def _e2e_part(url: str, n: int, workers: int, samples: int) -> None:
         print(f"{key:24}{proc[key]:12.3f}{bare[key]:14.3f}{proc[key] / bare[key]:8.2f}")
     for key in ("round_trips_per_req", "redis_calls_per_req"):
         print(f"{key:24}{proc[key]:12.3f}")
+    print("with a redis-quota gate (classifying, 100 teams):")
+    for key, value in gated.items():
+        print(f"  {key:22}{value:12.3f}")
     for q, name in ((0.5, "p50"), (0.99, "p99")):
         added = _pct(through, q) - _pct(direct, q)
         print(
