@@ -25,6 +25,7 @@ from sluiceway.broker.base import (
     ActiveMarker,
     Broker,
     Claim,
+    ClaimAsk,
     Entry,
     RenewOutcome,
     ResultWrite,
@@ -67,6 +68,12 @@ async def take(broker: Broker, entry: Entry, owner: str = "a" * 16, lease: float
     )
     assert claim is not None
     return claim
+
+
+def ask(entry: Entry, owner: str = "a" * 16, lease: float = LEASE) -> ClaimAsk:
+    doc = json.loads(entry.member)
+    request_id, token = doc["data"]["id"], doc["internal"]["request_token"]
+    return ClaimAsk(entry, request_id, token, owner, NOW + lease)
 
 
 def ids(entries: list[Entry]) -> list[str]:
@@ -113,6 +120,52 @@ class BrokerConformance:
             *(broker.claim(entry, key=key, owner=o, lease_until=NOW + 60) for o in owners)
         )
         assert sum(c is not None for c in claims) == 1
+
+    async def test_claim_many_claims_a_batch_in_order(self, broker: Broker) -> None:
+        await put(broker, ("a", NOW + 1), ("b", NOW + 2), ("c", NOW + 3))
+        entries = await broker.peek(QUEUE, 3)
+        await take(broker, entries[1], owner="b" * 16)  # another consumer won "b"
+        outcomes = await broker.claim_many([ask(e, lease=60 + i) for i, e in enumerate(entries)])
+        assert [o.claim is not None for o in outcomes] == [True, False, True]
+        assert not any(o.cancelled for o in outcomes)
+        first, _, third = (o.claim for o in outcomes)
+        assert first is not None and third is not None
+        assert (first.member, first.score, first.lease_until) == (
+            entries[0].member, entries[0].score, NOW + 60,
+        )  # fmt: skip
+        assert third.key == claim_key("c", token_of("c")) and third.lease_until == NOW + 62
+        assert await broker.backlog(QUEUE) == 0
+        assert await broker.ack(third, result_for("c"))
+        assert await broker.reclaim_expired(QUEUE, NOW + 61, 10) == 1  # "a" only
+        assert ids(await broker.peek(QUEUE, 5)) == ["a"]
+
+    async def test_claim_many_flags_cancelled_generations_and_still_claims_them(
+        self, broker: Broker
+    ) -> None:
+        old, new = "1" * 32, "2" * 32
+        markers = [ActiveMarker("a", old, 600), ActiveMarker("b", new, 600)]
+        rows = [(member("a", token=old), NOW + 1), (member("b", token=new), NOW + 2)]
+        await broker.enqueue(QUEUE, rows, markers=markers)
+        assert await broker.cancel("a", expire_after=600)
+        outcomes = await broker.claim_many([ask(e) for e in await broker.peek(QUEUE, 2)])
+        assert [o.cancelled for o in outcomes] == [True, False]
+        cancelled = outcomes[0].claim
+        assert cancelled is not None and await broker.backlog(QUEUE) == 0
+        assert await broker.ack(cancelled, result_for("a", token=old))
+        assert not await broker.is_cancelled("a", old)
+
+    async def test_concurrent_claim_many_gives_each_entry_one_winner(self, broker: Broker) -> None:
+        await put(broker, *((f"r{i}", NOW + i) for i in range(6)))
+        entries = await broker.peek(QUEUE, 6)
+        batches = await asyncio.gather(
+            *(broker.claim_many([ask(e, owner=f"{o:016x}") for e in entries]) for o in range(4))
+        )
+        for column in zip(*batches, strict=True):
+            assert sum(o.claim is not None for o in column) == 1
+        assert await broker.backlog(QUEUE) == 0
+
+    async def test_claim_many_of_nothing_is_empty(self, broker: Broker) -> None:
+        assert await broker.claim_many([]) == []
 
     # -- ack, fencing, renew --------------------------------------------------------------
 

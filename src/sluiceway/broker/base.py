@@ -10,6 +10,8 @@ method                        Redis
 ``peek``                      ``ZRANGE <queue> -inf +inf BYSCORE LIMIT offset n WITHSCORES``
 ``claim``                     Lua: ``ZREM`` pending (0 = lost the race) + ``HSET <q>:claimed``
                               + ``HSET <q>:claim-owners`` + ``ZADD <q>:claims-idx lease``
+``claim_many``                one Lua call: ``claim`` for each entry of a peeked batch, plus
+                              ``GET request-cancel:<id>`` of each one won (the dequeue check)
 ``renew``                     Lua: owner check, ``ZADD <q>:claims-idx`` new lease
 ``ack``                       Lua: owner check, ``LPUSH`` result (+ ``EXPIRE``), drop the claim,
                               token-guarded ``DEL request-active:<id>`` / ``request-cancel:<id>``
@@ -59,9 +61,12 @@ __all__ = [
     "BrokerFactory",
     "BrokerOptions",
     "Claim",
+    "ClaimAsk",
+    "ClaimOutcome",
     "Entry",
     "RenewOutcome",
     "ResultWrite",
+    "claim_each",
     "claim_key",
     "retry_origin",
 ]
@@ -100,6 +105,32 @@ class Claim:
     score: float
     owner: str
     lease_until: float
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimAsk:
+    """One entry of a batch claim: the entry, its generation, the claimer's owner token and
+    the lease end (scaled Unix seconds)."""
+
+    entry: Entry
+    request_id: str
+    request_token: str
+    owner: str
+    lease_until: float
+
+    @property
+    def key(self) -> str:
+        return claim_key(self.request_id, self.request_token)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimOutcome:
+    """What a batch claim got for one ask: the claim (None: another consumer won or this
+    generation is already claimed) and whether the generation was found cancelled. A cancelled
+    generation is still claimed, so the caller can answer it CANCELLED and ack at once."""
+
+    claim: Claim | None
+    cancelled: bool = False
 
 
 class RenewOutcome(Enum):
@@ -181,6 +212,14 @@ class Broker(Protocol):
         """Move ``entry`` from pending to claimed under ``owner`` until ``lease_until``.
 
         None when the member is no longer pending (another consumer won, or it was removed).
+        """
+        ...
+
+    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+        """:meth:`claim` each ask in order, and check each won generation's cancel marker.
+
+        One outcome per ask, in order. Exactly the semantics of :meth:`claim` followed by
+        :meth:`is_cancelled` per ask (see :func:`claim_each`); backends may do it in one step.
         """
         ...
 
@@ -294,6 +333,21 @@ class Broker(Protocol):
     async def aclose(self) -> None:
         """Release connections; the broker is unusable afterwards."""
         ...
+
+
+async def claim_each(broker: Broker, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+    """The reference :meth:`Broker.claim_many`: one :meth:`~Broker.claim` and (when won) one
+    :meth:`~Broker.is_cancelled` per ask."""
+    out: list[ClaimOutcome] = []
+    for ask in asks:
+        claim = await broker.claim(
+            ask.entry, key=ask.key, owner=ask.owner, lease_until=ask.lease_until
+        )
+        cancelled = claim is not None and await broker.is_cancelled(
+            ask.request_id, ask.request_token
+        )
+        out.append(ClaimOutcome(claim, cancelled))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,12 @@ from sluiceway.broker.base import (
     Broker,
     BrokerOptions,
     Claim,
+    ClaimAsk,
+    ClaimOutcome,
     Entry,
     RenewOutcome,
     ResultWrite,
+    claim_each,
     retry_origin,
 )
 
@@ -151,6 +154,9 @@ class MemoryBroker:
             entry.member, entry.score, owner, lease_until
         )
         return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
+
+    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+        return await claim_each(self, asks)
 
     async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
         held = self._claims.get(claim.queue, {}).get(claim.key)

@@ -29,6 +29,8 @@ from sluiceway.broker.base import (
     Broker,
     BrokerOptions,
     Claim,
+    ClaimAsk,
+    ClaimOutcome,
     Entry,
     RenewOutcome,
     ResultWrite,
@@ -155,6 +157,45 @@ class RedisBroker:
         if int(won) != 1:
             return None
         return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
+
+    @_io
+    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+        """One script call per queue in the batch (a processor's batch has one queue)."""
+        by_queue: dict[str, list[int]] = {}
+        for i, ask in enumerate(asks):
+            by_queue.setdefault(ask.entry.queue, []).append(i)
+        out: list[ClaimOutcome] = [ClaimOutcome(None)] * len(asks)
+        for queue, indices in by_queue.items():
+            outcomes = await self._claim_batch(queue, [asks[i] for i in indices])
+            for i, outcome in zip(indices, outcomes, strict=True):
+                out[i] = outcome
+        return out
+
+    async def _claim_batch(self, queue: str, asks: list[ClaimAsk]) -> list[ClaimOutcome]:
+        q = self._q(queue)
+        cancels = [self._keys.request_cancel(a.request_id) for a in asks]
+        checked = self._keys.same_slot(q.pending, *cancels)
+        args: list[Any] = []
+        for a in asks:
+            args += (a.entry.member, a.key, a.owner, a.lease_until, a.request_token)
+        since = self._cancels.mark()
+        keys = (q.pending, *q.claim_keys, *(cancels if checked else ()))
+        codes = await self._run("claim_many", keys, args)
+        out = []
+        for ask, code in zip(asks, codes, strict=True):
+            if int(code) <= 0:
+                out.append(ClaimOutcome(None))
+                continue
+            e = ask.entry
+            claim = Claim(queue, ask.key, e.member, e.score, ask.owner, ask.lease_until)
+            if checked:
+                cancelled = int(code) == 2
+                if not cancelled:
+                    self._cancels.remember_clear(ask.request_id, ask.request_token, since=since)
+            else:
+                cancelled = await self.is_cancelled(ask.request_id, ask.request_token)
+            out.append(ClaimOutcome(claim, cancelled))
+        return out
 
     @_io
     async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:

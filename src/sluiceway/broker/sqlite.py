@@ -25,9 +25,12 @@ from sluiceway.broker.base import (
     Broker,
     BrokerOptions,
     Claim,
+    ClaimAsk,
+    ClaimOutcome,
     Entry,
     RenewOutcome,
     ResultWrite,
+    claim_each,
     retry_origin,
 )
 from sluiceway.broker.keys import Keyspace
@@ -124,6 +127,9 @@ class SqliteBroker:
             return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
 
         return await self._tx(claim)
+
+    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+        return await claim_each(self, asks)
 
     async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
         def renew(c: sqlite3.Connection) -> RenewOutcome:

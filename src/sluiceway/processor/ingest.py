@@ -15,19 +15,20 @@ import dataclasses
 import logging
 import math
 import secrets
+from dataclasses import dataclass, field
 from enum import Enum
 
-from sluiceway.broker.base import Claim, Entry, claim_key
+from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
 from sluiceway.gates.base import CLASSIFICATION_LABEL, Gate, GateRequest, Holdings, Verdict
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder, key_of
+from sluiceway.processor.record import Recorder
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import QueueSpec
 from sluiceway.wire import EntryError, Envelope, ErrorCode, ResultRecord, decode_envelope, lane_for
 
-__all__ = ["QueueIngest", "Taken"]
+__all__ = ["Candidate", "QueueIngest", "Scan", "Taken"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,34 @@ def gate_reason(verdict: Verdict, classification: str | None) -> str:
     if verdict is Verdict.DROP:
         return "dropped"
     return "quota_exhausted" if classification == "overflow" else "gate_closed"
+
+
+@dataclass(slots=True)
+class Candidate:
+    """An entry that passed decode, expiry and the queue gates; it waits for the batch claim.
+    ``holdings`` are what its gates acquired (released again if the claim is lost)."""
+
+    entry: Entry
+    envelope: Envelope
+    owner: str
+    holdings: Holdings
+
+    @property
+    def deadline(self) -> float:
+        return float(self.envelope.data.deadline)
+
+    def ask(self, lease_until: float) -> ClaimAsk:
+        e = self.envelope
+        return ClaimAsk(self.entry, e.id, e.request_token, self.owner, lease_until)
+
+
+@dataclass(slots=True)
+class Scan:
+    """What screening one peeked batch found."""
+
+    chosen: list[Candidate] = field(default_factory=list)
+    skipped: int = 0
+    closed: bool = False
 
 
 class QueueIngest:
@@ -107,39 +136,60 @@ class QueueIngest:
 
     async def poll_once(self) -> int:
         """Examine pending entries until the pool has no room for this queue or ``batch_size``
-        entries were skipped; returns how many were admitted."""
+        entries were skipped; returns how many were admitted. Each peeked batch is claimed in
+        one broker call (:meth:`~sluiceway.broker.base.Broker.claim_many`)."""
         admitted = skipped = 0
-        while self._running and self._pool.room_for(self._queue.queue_name) > 0:
-            limit = self._rt.settings.batch_size
+        limit = self._rt.settings.batch_size
+        while self._running and (room := self._pool.room_for(self._queue.queue_name)) > 0:
             entries = await self._rt.broker.peek(self._queue.queue_name, limit, offset=skipped)
             if not entries:
                 break
-            for entry in entries:
-                taken = await self.consider(entry)
-                if taken is Taken.CLOSED:
-                    return admitted
-                admitted += taken is Taken.ADMITTED
-                skipped += taken is Taken.SKIPPED
-                if skipped >= limit or self._pool.room_for(self._queue.queue_name) <= 0:
-                    return admitted
+            scan = await self.screen(entries, room, limit - skipped)
+            skipped += scan.skipped
+            admitted += await self._take(scan.chosen)
+            if scan.closed or skipped >= limit:
+                break
         return admitted
+
+    async def screen(self, entries: list[Entry], room: int, skips_left: int) -> Scan:
+        """Settle what cannot run and pass the rest through the queue gates, in score order,
+        until ``room`` candidates are chosen or ``skips_left`` entries were skipped."""
+        scan = Scan()
+        for entry in entries:
+            taken = await self.consider(entry, len(scan.chosen))
+            if isinstance(taken, Candidate):
+                scan.chosen.append(taken)
+            elif taken is Taken.CLOSED:
+                scan.closed = True
+            scan.skipped += taken is Taken.SKIPPED
+            if scan.closed or len(scan.chosen) >= room or scan.skipped >= skips_left:
+                break
+        return scan
 
     # -- steps -------------------------------------------------------------------------------
 
-    async def consider(self, entry: Entry) -> Taken:
-        """Decide for one pending entry."""
+    async def consider(self, entry: Entry, chosen: int = 0) -> Taken | Candidate:
+        """Decide for one pending entry; ``chosen`` candidates of this batch await their claim.
+
+        Without queue gates the dequeue cancellation check rides on the batch claim; with
+        gates it comes first, so a cancelled request never waits behind a closed gate.
+        """
         envelope = await self.decode(entry)
         if envelope is None:
             return Taken.SETTLED
         now = self._rt.clock.now()
         if float(envelope.data.deadline) <= now:
             return await self.expire(entry, envelope)
-        if await self._rt.broker.is_cancelled(envelope.id, envelope.request_token):
-            record = ResultRecord.error(
-                envelope.id, ErrorCode.CANCELLED, request_token=envelope.request_token
-            )
-            return await self._settle(entry, envelope, record, None)
-        return await self.admit(entry, envelope, now)
+        if self._gate is not None and await self._rt.broker.is_cancelled(
+            envelope.id, envelope.request_token
+        ):
+            return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
+        return await self.admit(entry, envelope, now, chosen)
+
+    @staticmethod
+    def _cancelled_record(envelope: Envelope) -> ResultRecord:
+        token = envelope.request_token
+        return ResultRecord.error(envelope.id, ErrorCode.CANCELLED, request_token=token)
 
     async def decode(self, entry: Entry) -> Envelope | None:
         """The stamped envelope, or None after settling an entry that cannot run."""
@@ -181,9 +231,11 @@ class QueueIngest:
             )
         return await self._settle(entry, envelope, record, "exceeded_deadline")
 
-    async def admit(self, entry: Entry, envelope: Envelope, now: float) -> Taken:
-        """Queue gates, then the claim; an admitted request enters its lane."""
-        if not await self._within_budget(now):
+    async def admit(
+        self, entry: Entry, envelope: Envelope, now: float, chosen: int = 0
+    ) -> Taken | Candidate:
+        """Queue gates; an admitted request becomes a candidate for the batch claim."""
+        if not await self._within_budget(now, chosen):
             self._rt.metrics.gate_decisions.labels(*self.labels.values(), "gate_closed").inc()
             return Taken.CLOSED
         owner = secrets.token_hex(8)
@@ -207,10 +259,10 @@ class QueueIngest:
                 reason = gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL))
                 self._rt.metrics.gate_decisions.labels(*self.labels.values(), reason).inc()
                 return Taken.SKIPPED
-        envelope = envelope.with_internal(labels=labels)
-        return await self._take(entry, envelope, owner, holdings)
+            envelope = envelope.with_internal(labels=labels)
+        return Candidate(entry, envelope, owner, holdings)
 
-    async def _within_budget(self, now: float) -> bool:
+    async def _within_budget(self, now: float, chosen: int) -> bool:
         if self._gate is None:
             return True
         budget = await self._gate.budget(now)
@@ -218,18 +270,29 @@ class QueueIngest:
         if budget >= 1.0:
             return True
         target = math.ceil(budget * self._pool.spec.workers)
-        return self._rt.book.count_for_queue(self._queue.queue_name) < target
+        return self._rt.book.count_for_queue(self._queue.queue_name) + chosen < target
 
-    async def _take(
-        self, entry: Entry, envelope: Envelope, owner: str, holdings: Holdings
-    ) -> Taken:
-        deadline = float(envelope.data.deadline)
-        claim = await self._rt.broker.claim(
-            entry, key=key_of(envelope), owner=owner, lease_until=self._rt.lease_until(deadline)
-        )
-        if claim is None:
-            await holdings.release_all()
-            return Taken.SETTLED
+    async def _take(self, chosen: list[Candidate]) -> int:
+        """Claim the chosen candidates in one call; buffer the winners, answer the cancelled."""
+        if not chosen:
+            return 0
+        asks = [c.ask(self._rt.lease_until(c.deadline)) for c in chosen]
+        outcomes = await self._rt.broker.claim_many(asks)
+        admitted = 0
+        for candidate, outcome in zip(chosen, outcomes, strict=True):
+            if outcome.claim is None:
+                await candidate.holdings.release_all()
+            elif outcome.cancelled:
+                await candidate.holdings.release_all()
+                record = self._cancelled_record(candidate.envelope)
+                await self._answer(outcome.claim, candidate.envelope, record, None)
+            else:
+                await self._buffer(candidate, outcome.claim)
+                admitted += 1
+        return admitted
+
+    async def _buffer(self, candidate: Candidate, claim: Claim) -> None:
+        envelope = candidate.envelope
         merge = self._rt.settings.merge
         lane = lane_for(
             envelope.internal.labels.get(CLASSIFICATION_LABEL),
@@ -241,14 +304,13 @@ class QueueIngest:
             queue=self._queue,
             lane=lane,
             labels=self.labels,
-            owner=owner,
+            owner=candidate.owner,
             ingested_at=self._rt.clock.monotonic(),
-            holdings=holdings,
+            holdings=candidate.holdings,
         )
         self._rt.book.add(item)
         self._rt.metrics.queue_depth.labels(*self.labels.values()).inc()
         await self._pool.put(item)
-        return Taken.ADMITTED
 
     async def _drop(
         self, entry: Entry, envelope: Envelope, message: str, payload: str | None
@@ -266,13 +328,17 @@ class QueueIngest:
         self, entry: Entry, envelope: Envelope, record: ResultRecord, counter: str | None
     ) -> Taken:
         claim = await self._claim(entry, envelope.id, envelope.request_token)
-        if claim is not None and await self._recorder.settle(
-            claim, record, envelope.result_route, self._queue
-        ):
+        if claim is not None:
+            await self._answer(claim, envelope, record, counter)
+        return Taken.SETTLED
+
+    async def _answer(
+        self, claim: Claim, envelope: Envelope, record: ResultRecord, counter: str | None
+    ) -> None:
+        if await self._recorder.settle(claim, record, envelope.result_route, self._queue):
             if counter is not None:
                 self._rt.metrics.outcome(self.labels, counter)
             self._rt.memory.forget(envelope.id, envelope.request_token)
-        return Taken.SETTLED
 
     async def _claim(self, entry: Entry, request_id: str, token: str) -> Claim | None:
         """A short claim taken only to answer the entry at once."""

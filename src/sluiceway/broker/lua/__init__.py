@@ -15,6 +15,7 @@ SCRIPT_NAMES = (
     "ack",
     "cancel",
     "claim",
+    "claim_many",
     "clear_markers",
     "drop_claim",
     "move_due",
