@@ -39,6 +39,7 @@ from sluiceway.broker.base import (
 from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
 from sluiceway.broker.leases import LeaseHooks
+from sluiceway.broker.redis_batch import ScriptBatcher
 from sluiceway.broker.redis_connect import (
     DEFAULT_MAX_CONNECTIONS,
     KILL_BEFORE_ACK_ENV,
@@ -103,6 +104,9 @@ class RedisBroker:
         self._scripts: dict[str, AsyncScript] = {
             name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
         }
+        # Acks of one loop turn share a pipeline (standalone only: a cluster client routes
+        # each script by slot).
+        self._batcher = None if keyspace.cluster else ScriptBatcher(client)
 
     @property
     def wake_mode(self) -> WakeMode:
@@ -135,6 +139,12 @@ class RedisBroker:
 
     async def _run(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         return await self._scripts[name](keys=list(keys), args=list(args))
+
+    async def _run_batched(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """Like :meth:`_run`, sharing a pipeline with the other calls of this loop turn."""
+        if self._batcher is None:
+            return await self._run(name, keys, args)
+        return await self._batcher.run(self._scripts[name], keys, args)
 
     # -- consumer side: entries -----------------------------------------------------------
 
@@ -222,7 +232,7 @@ class RedisBroker:
         )
         if self._keys.same_slot(q.claimed, result.destination, active, cancel):
             keys = (*q.claim_keys, result.destination, active, cancel)
-            return int(await self._run("ack", keys, args)) == 1
+            return int(await self._run_batched("ack", keys, args)) == 1
         if self._keys.same_slot(q.claimed, result.destination):
             pushed = int(await self._run("ack", (*q.claim_keys, result.destination), args)) == 1
         else:
@@ -420,6 +430,8 @@ class RedisBroker:
             raise BrokerError(f"redis unreachable: {exc}") from exc
 
     async def aclose(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.aclose()
         await self._waker.aclose()
         await self._client.aclose()
 
