@@ -13,6 +13,8 @@ import contextlib
 import dataclasses
 import logging
 import math
+from collections.abc import Coroutine
+from typing import Any
 
 from sluiceway.gates.base import Decision, GateRequest, Verdict, apply_chain
 from sluiceway.processor.headers import build_headers, build_url
@@ -187,35 +189,35 @@ class Worker:
             policy=self._rt.settings.merge.headers,
         )
         budget = min(self._rt.settings.request_timeout, item.deadline - self._rt.clock.now())
-        send = asyncio.ensure_future(
-            self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
-        )
+        send = self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
         return await self._await_attempt(item, send)
 
-    async def _await_attempt(self, item: WorkItem, send: asyncio.Future[Attempt]) -> Attempt | None:
-        """Wait for the attempt; the cancel watch may abort it (then CANCELLED is written)."""
+    async def _await_attempt(
+        self, item: WorkItem, send: Coroutine[Any, Any, Attempt]
+    ) -> Attempt | None:
+        """Run the attempt in this task; the cancel watch may abort it by cancelling this task
+        (then CANCELLED is written). No task per attempt: the watch tracks the worker's."""
         key = (item.request_id, item.token)
+        task = asyncio.current_task()
+        assert task is not None
         self._in_flight(item, +1)
-        self._rt.cancels.track(key, send)
+        self._rt.cancels.track(key, task)
         started = self._rt.clock.monotonic()
-        attempt: Attempt | None = None
         try:
-            attempt = await send
+            attempt: Attempt | None = await send
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
+            if not self._rt.cancels.untrack(key) or task.uncancel() > 0:
                 raise  # the worker itself is being stopped (drain timeout)
+            attempt = None
+        else:
+            if self._rt.cancels.untrack(key):
+                task.uncancel()  # the attempt ended before the abort landed
         finally:
-            aborted = self._rt.cancels.untrack(key)
-            send.cancel()
             self._in_flight(item, -1)
             elapsed = (self._rt.clock.monotonic() - started) * 1000
             self._rt.metrics.inference_latency.labels(*item.labels.values()).observe(elapsed)
         if attempt is None:
-            if aborted:
-                await self._record_cancel(item)
-            else:  # aborted by something else: give the request back
-                await self._recorder.release(item)
+            await self._record_cancel(item)
         return attempt
 
     def _in_flight(self, item: WorkItem, delta: int) -> None:
