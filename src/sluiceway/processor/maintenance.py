@@ -93,8 +93,12 @@ async def move_retries_once(rt: Runtime, fallback_queue: str) -> int:
 
 
 async def run_retry_mover(rt: Runtime, fallback_queue: str) -> None:
-    """Move retries as they fall due; sleep until the next due time or a new retry."""
-    while True:
+    """Move retries as they fall due; sleep until the next due time or a new retry.
+
+    Ends once the processor is stopping even if a cancellation was swallowed inside the
+    broker client (redis-py can lose one that lands mid-command), instead of hanging the stop.
+    """
+    while not rt.stopping:
         try:
             while await move_retries_once(rt, fallback_queue) >= _MOVE_LIMIT:
                 pass

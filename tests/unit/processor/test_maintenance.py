@@ -137,3 +137,13 @@ async def test_retry_mover_task_wakes_for_a_new_retry() -> None:
     mover.cancel()
     await asyncio.gather(mover, return_exceptions=True)
     assert arrived and await broker.backlog("q") == 1
+
+
+async def test_retry_mover_ends_when_stopping_even_if_its_cancel_was_lost() -> None:
+    clock, broker = VirtualClock(NOW), MemoryBroker()
+    rt = runtime(clock, broker)
+    mover = asyncio.create_task(run_retry_mover(rt, "q"))
+    await asyncio.sleep(0.01)
+    rt.stopping = True  # no cancel: as if the broker client had swallowed it
+    rt.retry_parked.fire()
+    await asyncio.wait_for(mover, 2.0)
