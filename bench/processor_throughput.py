@@ -1,14 +1,16 @@
 """Processor throughput on Redis: the durable broker cycle, round trips and commandstats.
 
 Part ``broker`` (always): N requests through the ``redis-sortedset`` broker's durable cycle
-(one ingest loop peeks a batch and claims each entry; C workers ack each with its result), against a
-baseline measured in the same run: upstream's old destructive cycle (ZPOPMIN + LPUSH, no claim,
-no fencing) at the same concurrency. Reports requests/s, client CPU per request, client round
-trips per request (decisions.md 17) and Redis commandstats per request.
+(one ingest loop peeks a batch and claims it in one call; C workers ack each with its result),
+against a baseline measured in the same run: upstream's old destructive cycle (ZPOPMIN + LPUSH,
+no claim, no fencing) at the same concurrency. Reports requests/s, client CPU per request,
+client round trips per request (decisions.md 17) and Redis commandstats per request.
 
 Part ``e2e``: one in-process processor on Redis against a zero-latency upstream (another
 process): processor CPU per request, throughput beside a bare aiohttp client at the same
-concurrency, added latency p50/p99 of single requests, round trips and commandstats per request.
+concurrency, added latency p50/p99 of single requests, round trips and commandstats per request;
+beside them the *floor*: the least a durable consumer does per request (batch claim, POST,
+pipelined ack, nothing else), which bounds the ratio any processor of this design can reach.
 
 Part ``backlog``: a pre-filled backlog (1,000 teams in 3 quota-gated queues, and 100 queues):
 processor RSS and time from start to first result; import time reported separately.
@@ -48,7 +50,6 @@ from sluiceway.broker.base import (
     ClaimAsk,
     Entry,
     ResultWrite,
-    claim_key,
 )
 from sluiceway.broker.keys import split_claim_key
 from sluiceway.broker.redis import RedisBroker, open_redis_broker
@@ -99,16 +100,15 @@ async def _fill(raw: aioredis.Redis, n: int) -> None:
 
 
 async def _durable_cycle(broker: RedisBroker, workers: int, batch: int) -> int:
-    """One ingest loop (peek a batch, claim each) feeding ``workers`` acking tasks, as the
-    processor does; returns how many results were pushed."""
+    """One ingest loop (peek a batch, claim it in one call) feeding ``workers`` acking tasks,
+    as the processor does; returns how many results were pushed."""
     claims: asyncio.Queue[Claim | None] = asyncio.Queue(maxsize=workers * 2)
 
     async def ingest() -> None:
         while entries := await broker.peek(QUEUE, batch):
-            for entry in entries:
-                claim = await _claim(broker, entry)
-                if claim is not None:
-                    await claims.put(claim)
+            for outcome in await broker.claim_many([_ask(entry) for entry in entries]):
+                if outcome.claim is not None:
+                    await claims.put(outcome.claim)
         for _ in range(workers):
             await claims.put(None)
 
@@ -122,10 +122,9 @@ async def _durable_cycle(broker: RedisBroker, workers: int, batch: int) -> int:
     return sum(r for r in results if r is not None)
 
 
-async def _claim(broker: RedisBroker, entry: Entry) -> Claim | None:
+def _ask(entry: Entry) -> ClaimAsk:
     token = json.loads(entry.member)["internal"]["request_token"]
-    key = claim_key(f"r{int(token, 16)}", token)
-    return await broker.claim(entry, key=key, owner="0" * 16, lease_until=NOW + 300)
+    return ClaimAsk(entry, f"r{int(token, 16)}", token, "0" * 16, NOW + 300)
 
 
 async def _ack(broker: RedisBroker, claim: Claim) -> int:
