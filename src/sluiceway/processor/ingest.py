@@ -28,7 +28,7 @@ from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import QueueSpec
 from sluiceway.wire import EntryError, Envelope, ErrorCode, ResultRecord, decode_envelope, lane_for
 
-__all__ = ["Candidate", "QueueIngest", "Scan", "Taken"]
+__all__ = ["Candidate", "Held", "QueueIngest", "Scan", "Taken"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,15 @@ class Candidate:
     def ask(self, lease_until: float) -> ClaimAsk:
         e = self.envelope
         return ClaimAsk(self.entry, e.id, e.request_token, self.owner, lease_until)
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """The queue gates hold an entry: it stays pending (``closed``: the queue's budget is
+    spent, stop scanning). ``reason`` is its ``gate_decisions_total`` reason."""
+
+    reason: str
+    closed: bool = False
 
 
 @dataclass(slots=True)
@@ -171,8 +180,9 @@ class QueueIngest:
     async def consider(self, entry: Entry, chosen: int = 0) -> Taken | Candidate:
         """Decide for one pending entry; ``chosen`` candidates of this batch await their claim.
 
-        Without queue gates the dequeue cancellation check rides on the batch claim; with
-        gates it comes first, so a cancelled request never waits behind a closed gate.
+        The dequeue cancellation check of an admitted request rides on the batch claim; a
+        request the gates hold (or would drop) is checked here, so a cancelled request never
+        waits behind a closed gate.
         """
         envelope = await self.decode(entry)
         if envelope is None:
@@ -180,11 +190,16 @@ class QueueIngest:
         now = self._rt.clock.now()
         if float(envelope.data.deadline) <= now:
             return await self.expire(entry, envelope)
-        if self._gate is not None and await self._rt.broker.is_cancelled(
-            envelope.id, envelope.request_token
-        ):
+        verdict = await self.admit(entry, envelope, now, chosen)
+        if not isinstance(verdict, Held):
+            return verdict
+        if await self._is_cancelled(envelope):
             return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
-        return await self.admit(entry, envelope, now, chosen)
+        self._rt.metrics.gate_decisions.labels(*self.labels.values(), verdict.reason).inc()
+        return Taken.CLOSED if verdict.closed else Taken.SKIPPED
+
+    async def _is_cancelled(self, envelope: Envelope) -> bool:
+        return await self._rt.broker.is_cancelled(envelope.id, envelope.request_token)
 
     @staticmethod
     def _cancelled_record(envelope: Envelope) -> ResultRecord:
@@ -233,11 +248,10 @@ class QueueIngest:
 
     async def admit(
         self, entry: Entry, envelope: Envelope, now: float, chosen: int = 0
-    ) -> Taken | Candidate:
+    ) -> Taken | Candidate | Held:
         """Queue gates; an admitted request becomes a candidate for the batch claim."""
         if not await self._within_budget(now, chosen):
-            self._rt.metrics.gate_decisions.labels(*self.labels.values(), "gate_closed").inc()
-            return Taken.CLOSED
+            return Held("gate_closed", closed=True)
         owner = secrets.token_hex(8)
         labels = dict(envelope.internal.labels)
         holdings = Holdings()
@@ -256,9 +270,7 @@ class QueueIngest:
                 await holdings.release_all()
                 return await self._drop(entry, envelope, decision.message, decision.drop_payload)
             if not decision.admitted:
-                reason = gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL))
-                self._rt.metrics.gate_decisions.labels(*self.labels.values(), reason).inc()
-                return Taken.SKIPPED
+                return Held(gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL)))
             envelope = envelope.with_internal(labels=labels)
         return Candidate(entry, envelope, owner, holdings)
 
@@ -315,6 +327,8 @@ class QueueIngest:
     async def _drop(
         self, entry: Entry, envelope: Envelope, message: str, payload: str | None
     ) -> Taken:
+        if await self._is_cancelled(envelope):
+            return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
         token = envelope.request_token
         record = ResultRecord.error(
             envelope.id, ErrorCode.GATE_DROPPED, message or None, request_token=token

@@ -1,11 +1,20 @@
-"""Gate decision reasons (upstream's rule: overflow refusals are quota_exhausted)."""
+"""Gate decision reasons (upstream's rule: overflow refusals are quota_exhausted), and
+cancelled requests at ingest: answered whether the queue gates admit, hold or drop them."""
 
 from __future__ import annotations
 
 import pytest
 
-from sluiceway.gates.base import Verdict
-from sluiceway.processor.ingest import gate_reason
+from sluiceway.broker.memory import MemoryBroker
+from sluiceway.clock import VirtualClock
+from sluiceway.gates.base import Decision, GateRequest, Holdings, Verdict
+from sluiceway.processor.ingest import QueueIngest, gate_reason
+from sluiceway.processor.metrics import ProcessorMetrics
+from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.producer import Producer, request
+from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.settings import PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.wire import ErrorCode
 
 
 @pytest.mark.parametrize(
@@ -21,3 +30,61 @@ from sluiceway.processor.ingest import gate_reason
 )
 def test_gate_reason(verdict: Verdict, classification: str | None, reason: str) -> None:
     assert gate_reason(verdict, classification) == reason
+
+
+class HoldingGate:
+    """A queue gate that holds every request (or drops it), counting its calls."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        self.calls = 0
+
+    async def budget(self, now: float) -> float:
+        return 1.0
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        self.calls += 1
+        return Decision(self.verdict)
+
+    async def aclose(self) -> None:
+        pass
+
+
+NOW = 1_700_000_000.0
+QUEUE = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw", pool_id="p")
+
+
+async def _ingest_with(gate: HoldingGate) -> tuple[QueueIngest, MemoryBroker, Producer]:
+    broker, clock = MemoryBroker(), VirtualClock(NOW)
+    settings = ProcessorSettings(queues=[QUEUE], pools=(PoolSpec(id="p", workers=2),))
+    rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
+    pool = PoolRuntime(settings.pools[0], ordering="tier-priority", queues=1)
+    producer = Producer(broker, queue="q", result_queue="out", clock=clock)
+    return QueueIngest(rt, QUEUE, pool, gate), broker, producer
+
+
+@pytest.mark.parametrize("verdict", [Verdict.WAIT, Verdict.DROP])
+async def test_a_cancelled_request_held_by_a_queue_gate_is_answered_cancelled(
+    verdict: Verdict,
+) -> None:
+    gate = HoldingGate(verdict)
+    ingest, broker, producer = await _ingest_with(gate)
+    held = await producer.submit(request("held", {}, deadline=NOW + 60))
+    cancelled = await producer.submit(request("gone", {}, deadline=NOW + 90))
+    await producer.cancel(["gone"])
+    assert await ingest.poll_once() == 0
+    results = [r async for r in producer.results(block_for=0.01, follow=False)]
+    assert [(r.id, r.error_code) for r in results][-1] == ("gone", str(ErrorCode.CANCELLED))
+    assert results[-1].request_token == cancelled.request_token
+    assert await broker.backlog("q") == (1 if verdict is Verdict.WAIT else 0)
+    assert gate.calls == 2 and held.id == "held"
+
+
+async def test_an_admitted_cancelled_request_is_answered_by_the_batch_claim() -> None:
+    gate = HoldingGate(Verdict.CONTINUE)
+    ingest, broker, producer = await _ingest_with(gate)
+    await producer.submit(request("gone", {}, deadline=NOW + 60))
+    await producer.cancel(["gone"])
+    assert await ingest.poll_once() == 0
+    (result,) = [r async for r in producer.results(block_for=0.01, follow=False)]
+    assert result.error_code == str(ErrorCode.CANCELLED) and await broker.backlog("q") == 0
