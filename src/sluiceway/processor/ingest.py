@@ -154,8 +154,11 @@ class QueueIngest:
             if not entries:
                 break
             scan = await self.screen(entries, room, limit - skipped)
-            skipped += scan.skipped
-            admitted += await self._take(scan.chosen)
+            won, lost = await self._take(scan.chosen)
+            # A lost claim counts as a skip: its entry may still be pending (its generation
+            # is claimed elsewhere), and peeking it again would spin.
+            skipped += scan.skipped + lost
+            admitted += won
             if scan.closed or skipped >= limit:
                 break
         return admitted
@@ -284,15 +287,18 @@ class QueueIngest:
         target = math.ceil(budget * self._pool.spec.workers)
         return self._rt.book.count_for_queue(self._queue.queue_name) + chosen < target
 
-    async def _take(self, chosen: list[Candidate]) -> int:
-        """Claim the chosen candidates in one call; buffer the winners, answer the cancelled."""
+    async def _take(self, chosen: list[Candidate]) -> tuple[int, int]:
+        """Claim the chosen candidates in one call; buffer the winners, answer the cancelled.
+
+        Returns (admitted, lost claims)."""
         if not chosen:
-            return 0
+            return 0, 0
         asks = [c.ask(self._rt.lease_until(c.deadline)) for c in chosen]
         outcomes = await self._rt.broker.claim_many(asks)
-        admitted = 0
+        admitted = lost = 0
         for candidate, outcome in zip(chosen, outcomes, strict=True):
             if outcome.claim is None:
+                lost += 1
                 await candidate.holdings.release_all()
             elif outcome.cancelled:
                 await candidate.holdings.release_all()
@@ -301,7 +307,7 @@ class QueueIngest:
             else:
                 await self._buffer(candidate, outcome.claim)
                 admitted += 1
-        return admitted
+        return admitted, lost
 
     async def _buffer(self, candidate: Candidate, claim: Claim) -> None:
         envelope = candidate.envelope

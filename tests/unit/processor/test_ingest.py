@@ -3,8 +3,12 @@ cancelled requests at ingest: answered whether the queue gates admit, hold or dr
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 import pytest
 
+from sluiceway.broker.base import ClaimAsk, ClaimOutcome, Entry
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Decision, GateRequest, Holdings, Verdict
@@ -88,3 +92,31 @@ async def test_an_admitted_cancelled_request_is_answered_by_the_batch_claim() ->
     assert await ingest.poll_once() == 0
     (result,) = [r async for r in producer.results(block_for=0.01, follow=False)]
     assert result.error_code == str(ErrorCode.CANCELLED) and await broker.backlog("q") == 0
+
+
+class LosingBroker(MemoryBroker):
+    """Every claim is lost while the entry stays pending (its generation is already claimed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peeks = 0
+
+    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+        self.peeks += 1
+        return await super().peek(queue, limit, offset=offset)
+
+    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+        return [ClaimOutcome(None) for _ in asks]
+
+
+async def test_a_lost_claim_that_stays_pending_does_not_make_ingest_spin() -> None:
+    broker, clock = LosingBroker(), VirtualClock(NOW)
+    settings = ProcessorSettings(queues=[QUEUE], pools=(PoolSpec(id="p", workers=2),))
+    rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
+    pool = PoolRuntime(settings.pools[0], ordering="tier-priority", queues=1)
+    producer = Producer(broker, queue="q", result_queue="out", clock=clock)
+    await producer.submit(request("stuck", {}, deadline=NOW + 60))
+    ingest = QueueIngest(rt, QUEUE, pool, None)
+    assert await asyncio.wait_for(ingest.poll_once(), timeout=5) == 0
+    assert broker.peeks <= settings.batch_size + 1
+    assert await broker.backlog("q") == 1
