@@ -357,12 +357,13 @@ class BrokerOptions:
     ``url``: backend address (``redis://...``, a SQLite path, or None for memory);
     ``time_scale``: the process time scale (Redis TTLs are divided by it, decisions.md 1);
     ``settings``: the raw transport config mapping (mode, addrs, master_name, ...), for
-    backend-specific keys.
+    backend-specific keys; ``url_aliases``: other URLs that name the same server.
     """
 
     url: str | None = None
     time_scale: float = 1.0
     settings: Mapping[str, object] = field(default_factory=dict)
+    url_aliases: tuple[str, ...] = ()
 
 
 class BrokerFactory(Protocol):

@@ -53,6 +53,9 @@ class ProcessorSettings:
     health_port: int = 8081
     transport_config_watch_interval: float = 0.0
     transport_config_file: Path | None = None
+    # Other URLs of the processor's own Redis: the values file's ``urlSecret`` URL when
+    # REDIS_URL overrides it, so gates whose ``address`` names that server share its client.
+    url_aliases: tuple[str, ...] = ()
 
     def pool(self, pool_id: str) -> PoolConfig:
         """The pool named ``pool_id`` (KeyError if none)."""
@@ -98,6 +101,7 @@ class _Sources:
     merge_policy_path: str = "merge-policy"
     scalars: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    url_aliases: tuple[str, ...] = ()
 
 
 def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
@@ -105,8 +109,9 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
     ap = loaded.value.ap
     config = dict(ap.transport_config)
     url_secret = config.pop("urlSecret", None)
-    if isinstance(url_secret, Mapping) and not config.get("url") and not env.get("REDIS_URL"):
-        config["url"] = str(url_secret.get("url", ""))
+    secret_url = str(url_secret.get("url", "")) if isinstance(url_secret, Mapping) else ""
+    if secret_url and not config.get("url") and not env.get("REDIS_URL"):
+        config["url"] = secret_url
     warnings = list(loaded.warnings)
     if url_secret is not None:
         warnings.append("ap.transportConfig.urlSecret: the URL comes from REDIS_URL when set")
@@ -125,6 +130,7 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
         merge_policy_path="ap.requestMergePolicyConfig",
         scalars=scalars,
         warnings=warnings,
+        url_aliases=(secret_url,) if secret_url else (),
     )
 
 
@@ -234,6 +240,7 @@ def load_processor_settings(
         pools=(),
         merge_policy=policy.value,
         transport_config_file=tc_file,
+        url_aliases=sources.url_aliases,
         **scalars,
     )
     settings = replace(settings, pools=_with_default_pool(pools.value, settings.concurrency))

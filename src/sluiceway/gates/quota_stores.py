@@ -6,8 +6,9 @@ same address shares one store (and one connection).
 
 - ``memory``: one in-process store (the address is ignored; nothing else could see it).
 - ``redis-sortedset``: ``address`` "" or the processor's own ``host:port`` shares the broker's
-  client, so AUTH, TLS and DB come from the processor's Redis URL; another ``host:port`` or a
-  full ``redis://`` / ``rediss://`` URL gets its own client.
+  client, so AUTH, TLS and DB come from the processor's Redis URL. "Own" includes the values
+  file's ``urlSecret`` URL when REDIS_URL overrides it (in the guide both name ``redis:6379``);
+  another ``host:port`` or a full ``redis://`` / ``rediss://`` URL gets its own client.
 - ``sqlite``: ``address`` "" keeps the counters in the broker's database file; a non-empty
   address is a Redis server, as upstream.
 
@@ -92,14 +93,14 @@ async def _redis_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
     if not isinstance(broker, RedisBroker):
         raise TypeError("the redis-sortedset transport needs a RedisBroker")
     url = options.url or str(options.settings.get("url") or "") or None
-    own = _host_port(url) if url else ""
+    own = {u for alias in (url, *options.url_aliases) if alias for u in (alias, _host_port(alias))}
     default = RedisQuotaStore(
         broker.client, keyspace=broker.keyspace, time_scale=options.time_scale
     )
     stores = QuotaStores(
         default=default,
         make_redis=_redis_maker(url, options.time_scale),
-        same_server=lambda address: address in (own, url),
+        same_server=lambda address: address in own,
     )
     broker.add_lease_hook(stores.reap_expired)
     return stores

@@ -104,6 +104,7 @@ async def open_backend(config: ProcessorConfig, *, time_scale: float) -> Backend
         url=tc.url or None,
         time_scale=time_scale,
         settings=tc.model_dump(exclude={"queues", "topics"}),
+        url_aliases=config.url_aliases,
     )
     broker = await open_broker(config.transport, options)
     try:

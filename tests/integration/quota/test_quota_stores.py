@@ -75,6 +75,21 @@ async def test_redis_quota_uses_auth_and_db_of_the_processor_url(
 
 
 @pytest.mark.redis
+async def test_an_alias_of_the_processor_url_shares_its_store(redis_server: RedisServer) -> None:
+    # The guide's gates say ``redis:6379`` (its urlSecret); REDIS_URL points elsewhere.
+    options = BrokerOptions(url=redis_server.url, url_aliases=("redis://redis:6379",))
+    broker = await open_redis_broker(options)
+    stores = await open_quota_stores("redis-sortedset", broker, options)
+    try:
+        assert stores("redis:6379") is stores("")
+        assert stores("redis://redis:6379") is stores("")
+        assert stores("other:6379") is not stores("")
+    finally:
+        await stores.aclose()
+        await broker.aclose()
+
+
+@pytest.mark.redis
 async def test_another_address_gets_its_own_store(
     redis_server: RedisServer, redis_factory: Callable[..., RedisServer]
 ) -> None:

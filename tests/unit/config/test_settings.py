@@ -44,6 +44,21 @@ def test_url_secret_used_without_env() -> None:
     assert settings.transport_config.url == "redis://redis:6379"
 
 
+def test_url_secret_stays_an_alias_of_the_processor_redis_when_env_overrides() -> None:
+    settings = load_processor_settings(
+        config_file=GUIDE / "values-redis-quota-only.yaml", env={"REDIS_URL": "redis://env:1"}
+    ).value
+    assert settings.transport_config.url == "redis://env:1"
+    assert settings.url_aliases == ("redis://redis:6379",)
+
+
+def test_no_alias_without_a_values_file(tmp_path: Path) -> None:
+    settings = load_processor_settings(
+        transport_config_file=_json(tmp_path, "t.json", {"queues": [QUEUE]}), env={}
+    ).value
+    assert settings.url_aliases == ()
+
+
 def test_flags_override_values(tmp_path: Path) -> None:
     pools = _json(tmp_path, "pools.json", [{"id": "teams", "workers": 3}])
     settings = load_processor_settings(
