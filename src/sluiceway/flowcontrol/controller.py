@@ -132,6 +132,7 @@ class FlowController:
         dropped = [
             self._finish_queued(i, self._expiry_outcome(), now) for i in self._expiry.due(now)
         ]
+        self.reclaimer.advance(now)
         self._maybe_collect(now)
         self._expiry.compact(self.totals.queued)
         view = LimitInput(now, capacity.saturation, self._bands, capacity.request_cost)

@@ -98,7 +98,12 @@ class Reclaimer:
         return sum(r.debit for r in self._outstanding.values()) + sum(d for _, d in self._cooling)
 
     def advance(self, now: float) -> list[Revocation]:
-        """Time out unconfirmed revocations and let cooled debits go; returns the timeouts."""
+        """Time out unconfirmed revocations and let cooled debits go; returns the timeouts.
+
+        Cheap when idle: the controller calls it every cycle, so timeouts and cooling end on
+        time even when no band is gated (``next_deadline`` never stays in the past)."""
+        if not self._outstanding and not self._cooling:
+            return []
         late = [
             r for r in self._outstanding.values() if now - r.issued_at >= self._settings.timeout
         ]

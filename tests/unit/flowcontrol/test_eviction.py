@@ -145,3 +145,33 @@ def test_pending_debit_suppresses_new_decisions() -> None:
     fc.next_dispatches(10.1, slots(4, 3))  # rt dispatches
     assert fc.next_dispatches(10.2, slots(4, 4)).evict == []
     assert fc.next_dispatches(11.2, slots(4, 4)).evict == ["b2"]
+
+
+def test_deadline_never_left_in_the_past_once_nothing_is_gated() -> None:
+    # The adapter's timer sleeps until next_deadline() and then runs a cycle. A cooling debit
+    # (or a timeout) must be released by that cycle even when no band is gated any more, or
+    # the deadline stays in the past and the timer spins without ever yielding.
+    fc = make(threshold=0.9, max_per_decision=5, grace=0.5)
+    fill(fc, [(f"b{i}", -10) for i in range(20)], pool=20)
+    fc.add(Request("rt", "rt", 100), 30.0)
+    evicted = fc.next_dispatches(30.0, slots(20, 20)).evict
+    for rid in evicted:
+        fc.on_finished(rid, 30.1)
+    assert [d.request_id for d in fc.next_dispatches(30.1, slots(20, 10)).dispatched] == ["rt"]
+    deadline = fc.next_deadline()
+    assert deadline is not None
+    cycle = fc.next_dispatches(deadline, slots(20, 10))
+    assert cycle.stopped_at is None
+    after = fc.next_deadline()
+    assert after is None or after > deadline
+
+
+def test_unconfirmed_revocation_times_out_even_when_nothing_is_gated() -> None:
+    fc = make(threshold=0.9, max_per_decision=5, grace=0.0, timeout=1.0)
+    fill(fc, [(f"b{i}", -10) for i in range(20)], pool=20)
+    fc.add(Request("rt", "rt", 100), 30.0)
+    assert len(fc.next_dispatches(30.0, slots(20, 20)).evict) == 3
+    fc.next_dispatches(30.5, slots(20, 10))  # demand served; evicted streams never end
+    fc.next_dispatches(31.5, slots(20, 10))
+    assert fc.reclaimer.timed_out == 3
+    assert fc.next_deadline() is None
