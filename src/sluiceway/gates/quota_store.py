@@ -26,9 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-__all__ = ["HOLDERS_SUFFIX", "MemoryQuotaStore", "QuotaStore", "quota_key"]
-
-HOLDERS_SUFFIX = ":holders"
+__all__ = ["MemoryQuotaStore", "QuotaStore", "quota_key"]
 
 
 def quota_key(prefix: str, attribute: str, value: str) -> str:

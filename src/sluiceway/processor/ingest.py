@@ -95,7 +95,6 @@ class QueueIngest:
         self._rt = rt
         self._queue = queue
         self._pool = pool
-        self._gate = gate
         self._recorder = Recorder(rt)
         self.gate = gate
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
@@ -258,7 +257,7 @@ class QueueIngest:
         owner = secrets.token_hex(8)
         labels = dict(envelope.internal.labels)
         holdings = Holdings()
-        if self._gate is not None:
+        if self.gate is not None:
             request = GateRequest(
                 request_id=envelope.id,
                 request_token=envelope.request_token,
@@ -268,7 +267,7 @@ class QueueIngest:
                 metadata=envelope.data.metadata,
                 labels=labels,
             )
-            decision = await self._gate.apply(request, holdings, now)
+            decision = await self.gate.apply(request, holdings, now)
             if decision.verdict is Verdict.DROP:
                 await holdings.release_all()
                 return await self._drop(entry, envelope, decision.message, decision.drop_payload)
@@ -278,9 +277,9 @@ class QueueIngest:
         return Candidate(entry, envelope, owner, holdings)
 
     async def _within_budget(self, now: float, chosen: int) -> bool:
-        if self._gate is None:
+        if self.gate is None:
             return True
-        budget = await self._gate.budget(now)
+        budget = await self.gate.budget(now)
         self._rt.metrics.budget.labels(*self.labels.values()).set(budget)
         if budget >= 1.0:
             return True

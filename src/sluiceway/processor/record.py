@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import logging
 
-from sluiceway.broker.base import Claim, ResultWrite, claim_key
+from sluiceway.broker.base import Claim, ResultWrite
 from sluiceway.processor.item import WorkItem
-from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import QueueSpec
-from sluiceway.wire import Envelope, ResultRecord, encode_envelope
+from sluiceway.wire import ResultRecord, encode_envelope
 
 __all__ = ["Recorder", "result_route"]
 
@@ -92,12 +91,3 @@ class Recorder:
         self._rt.book.remove(item)
         await item.holdings.release_all()
         self._rt.work_changed.fire()
-
-
-def key_of(envelope: Envelope) -> str:
-    """The claim key of an envelope's generation."""
-    return claim_key(envelope.id, envelope.request_token)
-
-
-def labels_for(queue: QueueSpec) -> QueueLabels:
-    return QueueLabels(queue.id, queue.queue_name, queue.pool_id)

@@ -6,7 +6,6 @@ attempts (retried by the outcome rules); an HTTP answer of any status is an answ
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -79,14 +78,3 @@ class Upstream:
             retry_after=retry_after,
             dropped_reason=headers.get(h.DROPPED_REASON, ""),
         )
-
-    @staticmethod
-    async def cancel(task: asyncio.Task[Attempt]) -> None:
-        """Abort an attempt in flight (closing its connection frees the upstream slot)."""
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise
