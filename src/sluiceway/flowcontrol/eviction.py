@@ -30,6 +30,7 @@ from sluiceway.flowcontrol.settings import EvictionSettings
 __all__ = ["Reclaimer", "Revocation", "evictions_needed"]
 
 _EPS = 1e-9
+_MIN_COMPACT = 128
 
 
 def evictions_needed(net: float, credit: float) -> int:
@@ -68,6 +69,7 @@ class Reclaimer:
     def __init__(self, settings: EvictionSettings) -> None:
         self._settings = settings
         self._victims: list[tuple[int, int, Item]] = []
+        self._compact_at = _MIN_COMPACT
         self._outstanding: dict[str, Revocation] = {}
         self._cooling: list[tuple[float, float]] = []  # (until, debit)
         self.issued = 0
@@ -80,6 +82,8 @@ class Reclaimer:
         """A request was dispatched; it becomes a victim candidate when its band is < 0."""
         if item.band < 0:
             heapq.heappush(self._victims, (item.band, -item.seq, item))
+            if len(self._victims) > self._compact_at:
+                self._compact()
 
     def lowest_victim(self) -> int | None:
         """Priority of the best victim, or None when nothing is evictable."""
@@ -177,6 +181,13 @@ class Reclaimer:
             outcome=outcome,
             over_eviction=over,
         )
+
+    def _compact(self) -> None:
+        """Drop candidates that finished or were evicted; stale entries deep in the heap are
+        otherwise never popped while nothing is gated. Amortised O(1) per dispatch."""
+        self._victims = [v for v in self._victims if _evictable(v[2])]
+        heapq.heapify(self._victims)
+        self._compact_at = max(_MIN_COMPACT, 2 * len(self._victims))
 
 
 def _evictable(item: Item) -> bool:

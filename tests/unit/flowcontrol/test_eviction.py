@@ -175,3 +175,14 @@ def test_unconfirmed_revocation_times_out_even_when_nothing_is_gated() -> None:
     fc.next_dispatches(31.5, slots(20, 10))
     assert fc.reclaimer.timed_out == 3
     assert fc.next_deadline() is None
+
+
+def test_victim_candidates_of_finished_requests_do_not_pile_up() -> None:
+    # Sheddable traffic that finishes normally, with no head-of-line stop to pop it: the
+    # candidate heap must stay about the size of what is in flight, not of all history.
+    fc = make(threshold=0.9)
+    for i in range(5_000):
+        fc.add(Request(f"s{i}", "t", -10), float(i))
+        assert len(fc.next_dispatches(float(i), slots(20, 0), limit=1).dispatched) == 1
+        fc.on_finished(f"s{i}", i + 0.5)
+    assert len(fc.reclaimer._victims) <= 256
