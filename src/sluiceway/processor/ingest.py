@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
-from sluiceway.gates.base import CLASSIFICATION_LABEL, Gate, GateRequest, Holdings, Verdict
+from sluiceway.gates.base import (
+    CLASSIFICATION_LABEL,
+    Gate,
+    GateRequest,
+    Holdings,
+    Verdict,
+    apply_chain,
+)
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.pool import PoolRuntime
@@ -267,9 +274,8 @@ class QueueIngest:
                 metadata=envelope.data.metadata,
                 labels=labels,
             )
-            decision = await self.gate.apply(request, holdings, now)
+            decision = await apply_chain([self.gate], request, holdings, now)  # rolls back
             if decision.verdict is Verdict.DROP:
-                await holdings.release_all()
                 return await self._drop(entry, envelope, decision.message, decision.drop_payload)
             if not decision.admitted:
                 return Held(gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL)))

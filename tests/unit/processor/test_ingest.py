@@ -120,3 +120,29 @@ async def test_a_lost_claim_that_stays_pending_does_not_make_ingest_spin() -> No
     assert await asyncio.wait_for(ingest.poll_once(), timeout=5) == 0
     assert broker.peeks <= settings.batch_size + 1
     assert await broker.backlog("q") == 1
+
+
+class GrabbingGate(HoldingGate):
+    """Takes a resource, then answers its verdict anyway (as a gate chain may)."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict)
+        self.released = 0
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        async def release() -> None:
+            self.released += 1
+
+        holdings.add(release)
+        return await super().apply(request, holdings, now)
+
+
+@pytest.mark.parametrize("verdict", [Verdict.WAIT, Verdict.REFUSE, Verdict.ERROR, Verdict.DROP])
+async def test_what_a_queue_gate_took_is_released_when_it_does_not_admit(
+    verdict: Verdict,
+) -> None:
+    gate = GrabbingGate(verdict)
+    ingest, _, producer = await _ingest_with(gate)
+    await producer.submit(request("held", {}, deadline=NOW + 60))
+    assert await ingest.poll_once() == 0
+    assert gate.calls == 1 and gate.released == 1
