@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sluiceway.broker.base import Broker, BrokerOptions
-from sluiceway.broker.memory import open_memory_broker
+from sluiceway.broker.memory import MemoryBroker, open_memory_broker
 
 from .conformance import BrokerConformance
 
@@ -18,3 +18,13 @@ class TestMemoryBroker(BrokerConformance):
         broker = await open_memory_broker(BrokerOptions())
         yield broker
         await broker.aclose()
+
+
+async def test_timed_out_waits_leave_no_waiters_behind() -> None:
+    # An idle consumer polls wait_for_work forever; each timed-out wait must not stay
+    # registered until some arrival happens to sweep it.
+    broker = MemoryBroker()
+    for _ in range(3):
+        assert await broker.wait_for_work(["q"], 0.001) is False
+        assert await broker.pop_result("results", 0.001) is None
+    assert broker.waiting() == 0

@@ -26,6 +26,7 @@ from sluiceway.broker.base import (
     claim_each,
     retry_origin,
 )
+from sluiceway.broker.wakeup import PollWaker
 
 __all__ = ["MemoryBroker", "open_memory_broker"]
 
@@ -89,9 +90,8 @@ class MemoryBroker:
         self._invalid: dict[str, list[str]] = {}
         self._active: dict[str, str] = {}
         self._cancelled: dict[str, str] = {}
-        self._work_waiters: list[tuple[frozenset[str], asyncio.Future[None]]] = []
-        self._result_waiters: dict[str, list[asyncio.Future[None]]] = {}
-        self._closed = False
+        self._work = PollWaker()
+        self._results_ready = PollWaker()
 
     # -- inspection helpers (tests, demo) ----------------------------------------------------
 
@@ -107,25 +107,13 @@ class MemoryBroker:
         """How many members wait in the retry set."""
         return len(self._retries)
 
-    # -- wake-ups ------------------------------------------------------------------------------
-
-    def _notify_work(self, queue: str) -> None:
-        keep: list[tuple[frozenset[str], asyncio.Future[None]]] = []
-        for queues, fut in self._work_waiters:
-            if queue in queues and not fut.done():
-                fut.set_result(None)
-            elif not fut.done():
-                keep.append((queues, fut))
-        self._work_waiters = keep
-
-    def _notify_result(self, destination: str) -> None:
-        for fut in self._result_waiters.pop(destination, []):
-            if not fut.done():
-                fut.set_result(None)
+    def waiting(self) -> int:
+        """How many ``wait_for_work`` / ``pop_result`` calls are blocked right now."""
+        return self._work.waiting() + self._results_ready.waiting()
 
     def _add_pending(self, queue: str, member: str, score: float) -> None:
         self._pending.setdefault(queue, _SortedSet()).add(member, score)
-        self._notify_work(queue)
+        self._work.notify(queue)
 
     def _owned(self, claim: Claim) -> _Held | None:
         held = self._claims.get(claim.queue, {}).get(claim.key)
@@ -147,12 +135,13 @@ class MemoryBroker:
     async def claim(
         self, entry: Entry, *, key: str, owner: str, lease_until: float
     ) -> Claim | None:
+        claims = self._claims.setdefault(entry.queue, {})
+        if key in claims:  # this generation is already claimed: the entry stays pending
+            return None
         pending = self._pending.get(entry.queue)
         if pending is None or pending.remove(entry.member) is None:
             return None
-        self._claims.setdefault(entry.queue, {})[key] = _Held(
-            entry.member, entry.score, owner, lease_until
-        )
+        claims[key] = _Held(entry.member, entry.score, owner, lease_until)
         return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
 
     async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
@@ -175,7 +164,7 @@ class MemoryBroker:
         for markers in (self._active, self._cancelled):
             if markers.get(result.request_id) == result.request_token:
                 del markers[result.request_id]
-        self._notify_result(result.destination)
+        self._results_ready.notify(result.destination)
         return True
 
     async def release(self, claim: Claim) -> bool:
@@ -195,9 +184,9 @@ class MemoryBroker:
 
     async def move_due_retries(self, now: float, limit: int, *, fallback_queue: str) -> int:
         due = self._retries.upto(now, limit)
-        for due_at, member in due:
+        for _, member in due:
             self._retries.remove(member)
-            queue, score = retry_origin(member) or (fallback_queue, due_at)
+            queue, score = retry_origin(member) or (fallback_queue, now)
             self._add_pending(queue, member, score)
         return len(due)
 
@@ -233,13 +222,7 @@ class MemoryBroker:
         return self._cancelled.get(request_id) == request_token
 
     async def wait_for_work(self, queues: Sequence[str], block_for: float) -> bool:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._work_waiters.append((frozenset(queues), fut))
-        try:
-            await asyncio.wait_for(fut, max(0.0, block_for))
-        except TimeoutError:
-            return False
-        return True
+        return await self._work.wait(queues, max(0.0, block_for))
 
     # -- producer side ---------------------------------------------------------------------
 
@@ -256,7 +239,7 @@ class MemoryBroker:
         pending = self._pending.setdefault(queue, _SortedSet())
         added = sum(pending.add(member, score) for member, score in entries)
         if entries:
-            self._notify_work(queue)
+            self._work.notify(queue)
         return added
 
     async def cancel(self, request_id: str, *, expire_after: float) -> bool:
@@ -273,15 +256,10 @@ class MemoryBroker:
             results = self._results.get(destination)
             if results:
                 return results.pop()
-            remaining = end - loop.time()
-            if remaining <= 0:
+            left = end - loop.time()
+            if left <= 0:
                 return None
-            fut: asyncio.Future[None] = loop.create_future()
-            self._result_waiters.setdefault(destination, []).append(fut)
-            try:
-                await asyncio.wait_for(fut, remaining)
-            except TimeoutError:
-                return None
+            await self._results_ready.wait([destination], left)
 
     async def result_count(self, destination: str) -> int:
         return len(self._results.get(destination, ()))
@@ -290,7 +268,7 @@ class MemoryBroker:
         return None
 
     async def aclose(self) -> None:
-        self._closed = True
+        return None
 
 
 async def open_memory_broker(options: BrokerOptions) -> Broker:

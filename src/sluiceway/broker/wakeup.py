@@ -83,6 +83,10 @@ class PollWaker(Waker):
             with contextlib.suppress(ValueError):
                 self._waiters.remove(item)
 
+    def waiting(self) -> int:
+        """How many waits are registered right now."""
+        return len(self._waiters)
+
     def notify(self, key: str) -> None:
         for watched, fut in list(self._waiters):
             if key in watched and not fut.done():
