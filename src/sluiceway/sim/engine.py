@@ -195,14 +195,13 @@ class Engine:
 
     def _schedule_token(self, seq: Sequence, due: float) -> None:
         seq.version += 1
-        seq.next_due = due
         heapq.heappush(self._due, (due, next(self._tiebreak), seq.version, seq))
 
     # -- decoding -----------------------------------------------------------------------------
 
     def _advance(self, seq: Sequence, now: float, out: list[Sequence]) -> None:
         """Emit one token of ``seq`` at ``now`` (its due time), then schedule the next."""
-        if seq.num_tokens + 1 > len(seq.blocks) * self.pool.block_size and not self._grow(seq, now):
+        if seq.num_tokens + 1 > len(seq.blocks) * self.pool.block_size and not self._grow(seq):
             return  # seq itself was preempted
         seq.output.append(output_token(seq.salt, len(seq.output)))
         self._record_token(seq, now)
@@ -249,7 +248,7 @@ class Engine:
             rng = self._rngs[seq.request_id] = random.Random(seq.salt)
         return rng
 
-    def _grow(self, seq: Sequence, now: float) -> bool:
+    def _grow(self, seq: Sequence) -> bool:
         """One more block for ``seq``, preempting others (or ``seq``) while the pool is dry."""
         while True:
             block = self.pool.allocate(1)
@@ -257,7 +256,7 @@ class Engine:
                 seq.blocks.extend(block)
                 return True
             victim = self._victim()
-            self._preempt(victim, now)
+            self._preempt(victim)
             if victim is seq:
                 return False
 
@@ -266,7 +265,7 @@ class Engine:
             return max(self._running.values(), key=lambda s: (s.request.priority, s.order))
         return next(reversed(self._running.values()))
 
-    def _preempt(self, seq: Sequence, now: float) -> None:
+    def _preempt(self, seq: Sequence) -> None:
         """Recompute mode: drop the KV blocks and queue the request again."""
         self._leave_running(seq)
         seq.state = SeqState.WAITING

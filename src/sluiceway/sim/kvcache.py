@@ -104,8 +104,3 @@ class BlockPool:
         if self.prefix_caching and block_hash not in self._cached:
             self._cached[block_hash] = block
             self._hash_of[block] = block_hash
-
-    def reset(self) -> None:
-        """Forget every cached hash (the pool must be idle)."""
-        self._cached.clear()
-        self._hash_of = [None] * self.num_blocks

@@ -50,7 +50,6 @@ class Sequence:
     output: list[int] = field(default_factory=list)
     blocks: list[int] = field(default_factory=list)
     hashes: list[int] = field(default_factory=list)
-    next_due: float = 0.0
     version: int = 0
     scheduled_at: float | None = None
     first_token_at: float | None = None
