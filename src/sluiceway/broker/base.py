@@ -55,6 +55,7 @@ from typing import Protocol, runtime_checkable
 
 __all__ = [
     "CANCEL_MARKER_TTL_SECONDS",
+    "CLAIM_KEY_SEPARATOR",
     "DEFAULT_RETRY_QUEUE",
     "ActiveMarker",
     "Broker",
@@ -69,16 +70,24 @@ __all__ = [
     "claim_each",
     "claim_key",
     "retry_origin",
+    "split_claim_key",
 ]
 
 DEFAULT_RETRY_QUEUE = "retry-sortedset"
 # How long a cancellation marker lives (scaled seconds; contracts section 3: 7 days).
 CANCEL_MARKER_TTL_SECONDS = 7 * 24 * 3600.0
+CLAIM_KEY_SEPARATOR = "\x00"
 
 
 def claim_key(request_id: str, request_token: str) -> str:
     """The claim key of one generation of a request: ``id + "\\x00" + request_token``."""
-    return f"{request_id}\x00{request_token}"
+    return f"{request_id}{CLAIM_KEY_SEPARATOR}{request_token}"
+
+
+def split_claim_key(key: str) -> tuple[str, str]:
+    """The (id, request_token) a claim key was made of."""
+    request_id, _, token = key.rpartition(CLAIM_KEY_SEPARATOR)
+    return request_id, token
 
 
 @dataclass(frozen=True, slots=True)

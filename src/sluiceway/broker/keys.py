@@ -19,6 +19,13 @@ from __future__ import annotations
 import binascii
 from dataclasses import dataclass
 
+from sluiceway.broker.base import (
+    CLAIM_KEY_SEPARATOR,
+    DEFAULT_RETRY_QUEUE,
+    claim_key,
+    split_claim_key,
+)
+
 __all__ = [
     "CLAIM_KEY_SEPARATOR",
     "DEFAULT_QUOTA_PREFIX",
@@ -32,23 +39,10 @@ __all__ = [
     "split_claim_key",
 ]
 
-DEFAULT_RETRY_QUEUE = "retry-sortedset"
 DEFAULT_QUOTA_PREFIX = "quota:"
-CLAIM_KEY_SEPARATOR = "\x00"
 
 _ACTIVE = "request-active:"
 _CANCEL = "request-cancel:"
-
-
-def claim_key(request_id: str, request_token: str) -> str:
-    """The claim key of one generation of a request: ``id + "\\x00" + request_token``."""
-    return f"{request_id}{CLAIM_KEY_SEPARATOR}{request_token}"
-
-
-def split_claim_key(key: str) -> tuple[str, str]:
-    """The (id, request_token) a claim key was made of."""
-    request_id, _, token = key.rpartition(CLAIM_KEY_SEPARATOR)
-    return request_id, token
 
 
 def key_slot(key: str) -> int:
