@@ -14,6 +14,7 @@ after two windows (wall time: the window divided by the time scale).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from redis.exceptions import RedisError
 
@@ -22,7 +23,13 @@ from sluiceway.broker.keys import Keyspace
 from sluiceway.broker.redis_connect import AnyRedis, connect_redis
 from sluiceway.errors import BrokerError
 
-__all__ = ["QUOTA_INDEX_KEY", "RedisQuotaStore", "open_redis_quota_store", "quota_url"]
+__all__ = [
+    "QUOTA_INDEX_KEY",
+    "RedisQuotaStore",
+    "host_port",
+    "open_redis_quota_store",
+    "quota_url",
+]
 
 _NO_WINDOW_TTL_SECONDS = 3600.0
 # SET of every concurrency count key in use, so a survivor can reap the holders of keys only a
@@ -128,13 +135,15 @@ def quota_url(address: str, *, processor_url: str | None = None) -> str:
     """
     if "://" in address:
         return address
-    if processor_url:
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(processor_url)
-        if f"{parts.hostname}:{parts.port or 6379}" == address:
-            return processor_url
+    if processor_url and host_port(processor_url) == address:
+        return processor_url
     return f"redis://{address}"
+
+
+def host_port(url: str) -> str:
+    """The ``host:port`` a Redis URL points at (port 6379 when not given)."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}"
 
 
 async def open_redis_quota_store(

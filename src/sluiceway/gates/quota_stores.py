@@ -20,7 +20,6 @@ the slots of a killed processor come back even on keys that see no new traffic.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from urllib.parse import urlsplit
 
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
@@ -70,11 +69,6 @@ class QuotaStores:
             await close()
 
 
-def _host_port(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port or 6379}"
-
-
 def _redis_maker(processor_url: str | None, time_scale: float) -> Callable[[str], QuotaStore]:
     from sluiceway.broker.redis import connect_redis
     from sluiceway.gates.quota_redis import RedisQuotaStore, quota_url
@@ -88,12 +82,12 @@ def _redis_maker(processor_url: str | None, time_scale: float) -> Callable[[str]
 
 async def _redis_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
     from sluiceway.broker.redis import RedisBroker
-    from sluiceway.gates.quota_redis import RedisQuotaStore
+    from sluiceway.gates.quota_redis import RedisQuotaStore, host_port
 
     if not isinstance(broker, RedisBroker):
         raise TypeError("the redis-sortedset transport needs a RedisBroker")
     url = options.url or str(options.settings.get("url") or "") or None
-    own = {u for alias in (url, *options.url_aliases) if alias for u in (alias, _host_port(alias))}
+    own = {u for alias in (url, *options.url_aliases) if alias for u in (alias, host_port(alias))}
     default = RedisQuotaStore(
         broker.client, keyspace=broker.keyspace, time_scale=options.time_scale
     )
