@@ -44,11 +44,6 @@ def _serve(kind: str, scale: float) -> None:
     import uvloop
 
     _pin(SERVER_CORE)
-    import gc
-    import os as _os
-
-    if _os.environ.get("NOGC"):
-        gc.disable()
     uvloop.run(_serve_async(kind, scale))
 
 
@@ -76,7 +71,6 @@ async def _serve_async(kind: str, scale: float) -> None:
 
 def _baseline_app(scale: float) -> object:
     """A bare SSE loop: the same chunk bytes as the simulator, one write per token."""
-    import orjson
     from aiohttp import web
 
     from sluiceway.sim.protocol import DONE_EVENT, ChunkFormat
