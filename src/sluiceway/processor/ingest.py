@@ -11,7 +11,6 @@ the poll interval, whichever comes first.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import math
 import secrets
@@ -21,6 +20,7 @@ from enum import Enum
 from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
 from sluiceway.gates.base import (
     CLASSIFICATION_LABEL,
+    Decision,
     Gate,
     GateRequest,
     Holdings,
@@ -29,8 +29,9 @@ from sluiceway.gates.base import (
 )
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.outcome import deadline_result
 from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder
+from sluiceway.processor.record import Recorder, dropped_result
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import QueueSpec
 from sluiceway.wire import EntryError, Envelope, ErrorCode, ResultRecord, decode_envelope, lane_for
@@ -245,14 +246,10 @@ class QueueIngest:
 
     async def expire(self, entry: Entry, envelope: Envelope) -> Taken:
         """Answer an entry whose deadline passed while it was pending."""
-        last = self._rt.memory.last_answer(envelope.id, envelope.request_token)
         token = envelope.request_token
-        if last is not None:
-            record = ResultRecord.ok(envelope.id, last.status, last.body, request_token=token)
-        else:
-            record = ResultRecord.error(
-                envelope.id, ErrorCode.DEADLINE_EXCEEDED, request_token=token
-            )
+        record = deadline_result(
+            envelope.id, token, self._rt.memory.last_answer(envelope.id, token)
+        )
         return await self._settle(entry, envelope, record, "exceeded_deadline")
 
     async def admit(
@@ -276,7 +273,7 @@ class QueueIngest:
             )
             decision = await apply_chain([self.gate], request, holdings, now)  # rolls back
             if decision.verdict is Verdict.DROP:
-                return await self._drop(entry, envelope, decision.message, decision.drop_payload)
+                return await self._drop(entry, envelope, decision)
             if not decision.admitted:
                 return Held(gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL)))
             envelope = envelope.with_internal(labels=labels)
@@ -335,17 +332,10 @@ class QueueIngest:
         self._rt.metrics.queue_depth.labels(*self.labels.values()).inc()
         await self._pool.put(item)
 
-    async def _drop(
-        self, entry: Entry, envelope: Envelope, message: str, payload: str | None
-    ) -> Taken:
+    async def _drop(self, entry: Entry, envelope: Envelope, decision: Decision) -> Taken:
         if await self._is_cancelled(envelope):
             return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
-        token = envelope.request_token
-        record = ResultRecord.error(
-            envelope.id, ErrorCode.GATE_DROPPED, message or None, request_token=token
-        )
-        if payload is not None:
-            record = dataclasses.replace(record, payload=payload)
+        record = dropped_result(envelope.id, envelope.request_token, decision)
         self._rt.metrics.gate_decisions.labels(*self.labels.values(), "dropped").inc()
         return await self._settle(entry, envelope, record, "failed")
 

@@ -25,6 +25,7 @@ __all__ = [
     "RetryPolicy",
     "Step",
     "categorize",
+    "deadline_result",
     "decide",
 ]
 
@@ -117,14 +118,19 @@ def _error_text(attempt: Attempt) -> str:
     return text
 
 
-def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Attempt) -> Finish:
+def deadline_result(
+    request_id: str, token: str, last: HttpAnswer | None, message: str | None = None
+) -> ResultRecord:
+    """The result of a request its deadline ended: the last HTTP answer it got, if any, else
+    ``DEADLINE_EXCEEDED`` (``message`` None: the default text)."""
     if last is not None:
-        return Finish(_http_result(request_id, last, token), "exceeded_deadline")
+        return _http_result(request_id, last, token)
+    return ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token)
+
+
+def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Attempt) -> Finish:
     message = f"deadline exceeded: {_error_text(attempt)}"
-    return Finish(
-        ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token),
-        "exceeded_deadline",
-    )
+    return Finish(deadline_result(request_id, token, last, message), "exceeded_deadline")
 
 
 def _gives_up(attempt: Attempt, *, attempts: int, connect_errors: int, policy: RetryPolicy) -> bool:

@@ -3,15 +3,17 @@ release; then its gate holdings are released and ingest is told there may be roo
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from sluiceway.broker.base import Claim, ResultWrite
+from sluiceway.gates.base import Decision
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import QueueSpec
-from sluiceway.wire import ResultRecord, encode_envelope
+from sluiceway.wire import ErrorCode, ResultRecord, encode_envelope
 
-__all__ = ["Recorder", "result_route"]
+__all__ = ["Recorder", "dropped_result", "result_route"]
 
 log = logging.getLogger(__name__)
 
@@ -19,6 +21,16 @@ log = logging.getLogger(__name__)
 def result_route(own_route: str | None, queue: QueueSpec, default: str) -> str:
     """Destination precedence (contracts 2): the entry's route, the queue's, the default."""
     return own_route or queue.result_queue_name or default
+
+
+def dropped_result(request_id: str, token: str, decision: Decision) -> ResultRecord:
+    """``GATE_DROPPED`` for a gate's DROP, with the gate's message and payload if it gave any."""
+    record = ResultRecord.error(
+        request_id, ErrorCode.GATE_DROPPED, decision.message or None, request_token=token
+    )
+    if decision.drop_payload is not None:
+        record = dataclasses.replace(record, payload=decision.drop_payload)
+    return record
 
 
 class Recorder:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import math
 from collections.abc import Coroutine
@@ -20,9 +19,9 @@ from sluiceway.gates.base import Decision, GateRequest, Verdict, apply_chain
 from sluiceway.processor.headers import build_headers, build_url
 from sluiceway.processor.ingest import gate_reason
 from sluiceway.processor.item import WorkItem
-from sluiceway.processor.outcome import Attempt, Finish, decide
+from sluiceway.processor.outcome import Attempt, Finish, deadline_result, decide
 from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder
+from sluiceway.processor.record import Recorder, dropped_result
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
 from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
@@ -136,23 +135,15 @@ class Worker:
         if decision.admitted:
             return True
         self._count_gate(item, decision)
-        token = item.token
         if decision.verdict is Verdict.REFUSE:
             await self._recorder.retry(item, self._rt.settings.poll_interval, count=False)
         elif decision.verdict is Verdict.DROP:
-            record = ResultRecord.error(
-                item.request_id,
-                ErrorCode.GATE_DROPPED,
-                decision.message or None,
-                request_token=token,
-            )
-            if decision.drop_payload is not None:
-                record = dataclasses.replace(record, payload=decision.drop_payload)
+            record = dropped_result(item.request_id, item.token, decision)
             await self._recorder.result(item, record, "failed")
         else:
             message = f"{DEFAULT_MESSAGES[ErrorCode.GATE_ERROR]}: {decision.message}"
             record = ResultRecord.error(
-                item.request_id, ErrorCode.GATE_ERROR, message, request_token=token
+                item.request_id, ErrorCode.GATE_ERROR, message, request_token=item.token
             )
             await self._recorder.result(item, record, "failed")
         return False
@@ -277,11 +268,5 @@ class Worker:
 
     async def _expire(self, item: WorkItem) -> None:
         last = self._rt.memory.last_answer(item.request_id, item.token)
-        token = item.token
-        if last is not None:
-            record = ResultRecord.ok(item.request_id, last.status, last.body, request_token=token)
-        else:
-            record = ResultRecord.error(
-                item.request_id, ErrorCode.DEADLINE_EXCEEDED, request_token=token
-            )
+        record = deadline_result(item.request_id, item.token, last)
         await self._recorder.result(item, record, "exceeded_deadline")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sluiceway.processor.record import result_route
+import json
+
+from sluiceway.gates.base import Decision, Verdict
+from sluiceway.processor.record import dropped_result, result_route
 from sluiceway.processor.settings import QueueSpec
 
 PLAIN = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw")
@@ -20,3 +23,12 @@ def test_queue_route_beats_the_default() -> None:
 def test_default_route_last() -> None:
     assert result_route(None, PLAIN, "result-list") == "result-list"
     assert result_route("", PLAIN, "results-list") == "results-list"
+
+
+def test_a_drop_carries_the_gates_message_or_payload() -> None:
+    plain = dropped_result("r", "t", Decision(Verdict.DROP))
+    said = dropped_result("r", "t", Decision(Verdict.DROP, "over quota"))
+    own = dropped_result("r", "t", Decision(Verdict.DROP, "x", drop_payload='{"code":429}'))
+    assert plain.error_code == said.error_code == own.error_code == "GATE_DROPPED"
+    assert json.loads(said.payload) == {"error": "over quota"}
+    assert own.payload == '{"code":429}' and plain.payload != said.payload
