@@ -30,7 +30,6 @@ from sluiceway.broker.base import (
     Entry,
     RenewOutcome,
     ResultWrite,
-    claim_each,
     retry_origin,
 )
 from sluiceway.broker.keys import Keyspace
@@ -113,23 +112,24 @@ class SqliteBroker:
         self, entry: Entry, *, key: str, owner: str, lease_until: float
     ) -> Claim | None:
         def claim(c: sqlite3.Connection) -> Claim | None:
-            if _one(c, "SELECT 1 FROM claims WHERE queue = ? AND key = ?", entry.queue, key):
-                return None
-            gone = c.execute(
-                "DELETE FROM pending WHERE queue = ? AND member = ?", (entry.queue, entry.member)
-            )
-            if gone.rowcount == 0:
-                return None
-            c.execute(
-                "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?)",
-                (entry.queue, key, entry.member, entry.score, owner, lease_until),
-            )
-            return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
+            return _claim(c, entry, key=key, owner=owner, lease_until=lease_until)
 
         return await self._tx(claim)
 
     async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
-        return await claim_each(self, asks)
+        """One transaction for the whole batch (claims and cancel checks), not two per ask."""
+        wall_now = time.time()
+
+        def claim_many(c: sqlite3.Connection) -> list[ClaimOutcome]:
+            out = []
+            for a in asks:
+                claim = _claim(c, a.entry, key=a.key, owner=a.owner, lease_until=a.lease_until)
+                cancel = self._keys.request_cancel(a.request_id)
+                cancelled = claim is not None and _marker(c, cancel, wall_now) == a.request_token
+                out.append(ClaimOutcome(claim, cancelled))
+            return out
+
+        return await self._tx(claim_many)
 
     async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
         def renew(c: sqlite3.Connection) -> RenewOutcome:
@@ -349,6 +349,24 @@ class SqliteBroker:
 def _one(c: sqlite3.Connection, sql: str, *args: Any) -> Any:
     row = c.execute(sql, args).fetchone()
     return None if row is None else row[0]
+
+
+def _claim(
+    c: sqlite3.Connection, entry: Entry, *, key: str, owner: str, lease_until: float
+) -> Claim | None:
+    """Move ``entry`` from pending to claimed unless its generation is already claimed."""
+    if _one(c, "SELECT 1 FROM claims WHERE queue = ? AND key = ?", entry.queue, key):
+        return None
+    gone = c.execute(
+        "DELETE FROM pending WHERE queue = ? AND member = ?", (entry.queue, entry.member)
+    )
+    if gone.rowcount == 0:
+        return None
+    c.execute(
+        "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?)",
+        (entry.queue, key, entry.member, entry.score, owner, lease_until),
+    )
+    return Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
 
 
 def _drop_claim(c: sqlite3.Connection, claim: Claim) -> bool:
