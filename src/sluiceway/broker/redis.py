@@ -275,10 +275,11 @@ class RedisBroker:
         keys = (*q.claim_keys, q.retry)
         return int(await self._run("retry", keys, (claim.key, claim.owner, member, due))) == 1
 
-    def _retry_sets(self, fallback_queue: str) -> list[str]:
+    def _retry_sets(self, *extra_queues: str) -> list[str]:
+        """The retry set, or in cluster mode the per-queue sets of every queue seen here."""
         if not self._keys.cluster:
             return [self._keys.retry_queue_name]
-        queues = {*self._queues, fallback_queue}
+        queues = {*self._queues, *extra_queues}
         return sorted({self._q(name).retry for name in queues})
 
     @_io
@@ -317,7 +318,7 @@ class RedisBroker:
     @_io
     async def next_retry_due(self) -> float | None:
         best: float | None = None
-        for retry_key in self._retry_sets(next(iter(self._queues), "")):
+        for retry_key in self._retry_sets():
             head = await self._client.zrange(retry_key, 0, 0, withscores=True)
             if head and (best is None or float(head[0][1]) < best):
                 best = float(head[0][1])
