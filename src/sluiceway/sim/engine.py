@@ -227,8 +227,12 @@ class Engine:
         seq.last_token_at = now
         bs = self.pool.block_size
         if seq.num_tokens % bs == 0:
-            start = seq.num_tokens - bs
-            tokens = (seq.request.prompt + tuple(seq.output))[start:]
+            # Only the block just filled, without copying the whole sequence per block.
+            start = seq.num_tokens - bs - len(seq.request.prompt)
+            if start >= 0:
+                tokens: list[int] | tuple[int, ...] = seq.output[start:]
+            else:
+                tokens = (*seq.request.prompt[start:], *seq.output)
             parent = seq.hashes[-1] if seq.hashes else None
             block_hash = chain_hashes(tokens, bs, parent)[0]
             seq.hashes.append(block_hash)

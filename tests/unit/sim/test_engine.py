@@ -242,3 +242,16 @@ def test_jitter_is_seeded_and_bounded() -> None:
     assert first == second  # same seed, same latencies
     assert len(set(first)) > 100
     assert all(0.003 - 1e-12 <= g <= 0.017 + 1e-12 for g in first)  # std capped at 30 %, +-70 %
+
+
+@pytest.mark.parametrize("prompt_len", [5, 16, 21, 40])
+def test_blocks_filled_while_decoding_hash_like_the_whole_sequence(prompt_len: int) -> None:
+    from sluiceway.sim.kvcache import chain_hashes
+
+    engine = Engine(SimConfig(block_size=4, inter_token_latency=0.01))
+    engine.submit(_req("a", prompt_len, max_tokens=23), 0.0)
+    seq = engine.sequence("a")
+    assert seq is not None
+    _run(engine)
+    tokens = seq.request.prompt + tuple(seq.output)
+    assert seq.hashes == chain_hashes(tokens, 4)
