@@ -101,6 +101,9 @@ class Model:
             self.inflight.append(done.request_id)
         for rid in cycle.evict:
             assert rid in self.inflight and self.fc.band(0) is not None
+        # A deadline at or before the cycle just run would make the adapter's timer spin.
+        deadline = self.fc.next_deadline()
+        assert deadline is None or deadline > self.now, (deadline, self.now)
 
     def finish(self, k: int) -> None:
         if self.inflight:
