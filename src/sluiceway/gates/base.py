@@ -25,6 +25,7 @@ Times are scaled Unix seconds passed in by the caller. Standard library only.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -44,6 +45,7 @@ __all__ = [
     "Renew",
     "Verdict",
     "apply_chain",
+    "budget_allows",
 ]
 
 log = logging.getLogger(__name__)
@@ -183,6 +185,11 @@ async def apply_chain(
             await holdings.rollback(mark)
             return decision
     return CONTINUE
+
+
+def budget_allows(budget: float, in_flight: int, workers: int) -> bool:
+    """True when one more request fits the in-flight target ``ceil(budget x workers)``."""
+    return budget >= 1.0 or in_flight < math.ceil(budget * workers)
 
 
 class BudgetGate:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import secrets
 from dataclasses import dataclass, field
 from enum import Enum
@@ -26,6 +25,7 @@ from sluiceway.gates.base import (
     Holdings,
     Verdict,
     apply_chain,
+    budget_allows,
 )
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import QueueLabels
@@ -284,10 +284,8 @@ class QueueIngest:
             return True
         budget = await self.gate.budget(now)
         self._rt.metrics.budget.labels(*self.labels.values()).set(budget)
-        if budget >= 1.0:
-            return True
-        target = math.ceil(budget * self._pool.spec.workers)
-        return self._rt.book.count_for_queue(self._queue.queue_name) + chosen < target
+        in_flight = self._rt.book.count_for_queue(self._queue.queue_name) + chosen
+        return budget_allows(budget, in_flight, self._pool.spec.workers)
 
     async def _take(self, chosen: list[Candidate]) -> tuple[int, int]:
         """Claim the chosen candidates in one call; buffer the winners, answer the cancelled.

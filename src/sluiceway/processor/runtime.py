@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -24,21 +24,26 @@ class ClaimBook:
 
     def __init__(self) -> None:
         self._items: dict[tuple[str, str], WorkItem] = {}
+        self._per_queue: Counter[str] = Counter()  # ingest reads it per entry under a budget
 
     def __len__(self) -> int:
         return len(self._items)
 
     def add(self, item: WorkItem) -> None:
-        self._items[(item.claim.queue, item.claim.key)] = item
+        key = (item.claim.queue, item.claim.key)
+        if key not in self._items:
+            self._per_queue[item.claim.queue] += 1
+        self._items[key] = item
 
     def remove(self, item: WorkItem) -> None:
-        self._items.pop((item.claim.queue, item.claim.key), None)
+        if self._items.pop((item.claim.queue, item.claim.key), None) is not None:
+            self._per_queue[item.claim.queue] -= 1
 
     def __iter__(self) -> Iterator[WorkItem]:
         return iter(list(self._items.values()))
 
     def count_for_queue(self, queue: str) -> int:
-        return sum(1 for q, _ in self._items if q == queue)
+        return self._per_queue[queue]
 
 
 @dataclass(slots=True)

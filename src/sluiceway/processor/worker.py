@@ -11,11 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 from collections.abc import Coroutine
 from typing import Any
 
-from sluiceway.gates.base import Decision, GateRequest, Verdict, apply_chain
+from sluiceway.gates.base import (
+    CLASSIFICATION_LABEL,
+    Decision,
+    GateRequest,
+    Verdict,
+    apply_chain,
+    budget_allows,
+)
 from sluiceway.processor.headers import build_headers, build_url
 from sluiceway.processor.ingest import gate_reason
 from sluiceway.processor.item import WorkItem
@@ -118,7 +124,7 @@ class Worker:
         assert gate is not None
         budget = await gate.budget(now)
         self._rt.metrics.budget.labels("", "", self._pool.spec.id).set(budget)
-        if budget < 1.0 and self._pool.dispatching >= math.ceil(budget * self._pool.spec.workers):
+        if not budget_allows(budget, self._pool.dispatching, self._pool.spec.workers):
             return Decision(Verdict.WAIT)
         request = GateRequest(
             request_id=item.request_id,
@@ -149,7 +155,9 @@ class Worker:
         return False
 
     def _count_gate(self, item: WorkItem, decision: Decision) -> None:
-        reason = gate_reason(decision.verdict, item.envelope.internal.labels.get("classification"))
+        reason = gate_reason(
+            decision.verdict, item.envelope.internal.labels.get(CLASSIFICATION_LABEL)
+        )
         self._rt.metrics.gate_decisions.labels("", "", item.queue.pool_id, reason).inc()
 
     async def _parked_too_long(self, item: WorkItem, started: float, now: float) -> bool:

@@ -10,6 +10,7 @@ from sluiceway.gates.base import (
     Holdings,
     Verdict,
     apply_chain,
+    budget_allows,
 )
 
 NOW = 1_700_000_000.0
@@ -88,3 +89,9 @@ async def test_renew_reaches_renewable_holdings() -> None:
     holdings.add(release)
     await holdings.renew_all(NOW + 99)
     assert seen == [NOW + 99]
+
+
+def test_budget_allows_up_to_ceil_budget_times_workers() -> None:
+    assert budget_allows(1.0, 99, 4)  # a full budget sets no cap
+    assert budget_allows(0.3, 1, 4) and not budget_allows(0.3, 2, 4)  # ceil(1.2) = 2
+    assert not budget_allows(0.0, 0, 4)

@@ -147,3 +147,16 @@ async def test_retry_mover_ends_when_stopping_even_if_its_cancel_was_lost() -> N
     rt.stopping = True  # no cancel: as if the broker client had swallowed it
     rt.retry_parked.fire()
     await asyncio.wait_for(mover, 2.0)
+
+
+async def test_the_claim_book_counts_per_queue_once_per_claim() -> None:
+    rt = runtime(VirtualClock(NOW), MemoryBroker())
+    first = await claimed_item(rt, "a", NOW + 60)
+    second = await claimed_item(rt, "b", NOW + 60)
+    rt.book.add(first)  # a second add of the same claim is not a second request
+    assert (len(rt.book), rt.book.count_for_queue("q"), rt.book.count_for_queue("x")) == (2, 2, 0)
+    rt.book.remove(first)
+    rt.book.remove(first)
+    assert (len(rt.book), rt.book.count_for_queue("q")) == (1, 1)
+    rt.book.remove(second)
+    assert rt.book.count_for_queue("q") == 0
