@@ -7,12 +7,15 @@ milliseconds, as llm-d-inference-sim's integer flags. Values are scaled seconds 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sluiceway.errors import ConfigError
 from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+
+if TYPE_CHECKING:
+    from sluiceway.sim.config import SimConfig
 
 __all__ = ["parse_duration", "register"]
 
@@ -87,8 +90,8 @@ def sim(
     run(config, instances, clock, host, port, ports_file)
 
 
-def _config(given: dict[str, Any]) -> Any:
-    from sluiceway.sim.config import SimConfig
+def _config(given: dict[str, Any]) -> SimConfig:
+    from sluiceway.sim.config import SimConfig, flag_name
 
     overrides: dict[str, Any] = {"seed": given["seed"]}
     for name in (
@@ -100,7 +103,7 @@ def _config(given: dict[str, Any]) -> Any:
             overrides[name] = given[name]
     for name in _DURATION_FLAGS:
         if name in given:
-            overrides[name] = parse_duration(given[name], "--" + name.replace("_", "-"))
+            overrides[name] = parse_duration(given[name], flag_name(name))
     if given.get("failure_types"):
         types = [t for item in given["failure_types"] for t in item.split(",") if t]
         overrides["failure_types"] = tuple(types)
