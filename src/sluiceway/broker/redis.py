@@ -300,7 +300,7 @@ class RedisBroker:
         queue, score = origin if origin is not None else (fallback, now)
         pending = self._q(queue).pending
         if self._keys.same_slot(retry_key, pending):
-            moved = int(await self._run("move_due", (retry_key, pending), (member, score)))
+            moved = int(await self._run_batched("move_due", (retry_key, pending), (member, score)))
         else:
             moved = await self._move_across_slots(retry_key, pending, member, score)
         if moved:

@@ -271,3 +271,21 @@ async def test_a_killed_event_connection_is_rebuilt_and_the_cache_rearmed(
     finally:
         await broker.aclose()
         await raw.aclose()
+
+
+async def test_moving_a_burst_of_retries_does_not_open_a_connection_each(
+    redis_server: RedisServer,
+) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        count = 200
+        retries = {member(f"r{i}", deadline=NOW + 600 + i): NOW for i in range(count)}
+        await raw.zadd("retry-sortedset", retries)
+        before = len(await raw.client_list())
+        assert await broker.move_due_retries(NOW + 1, 1000, fallback_queue="x") == count
+        assert await broker.backlog(QUEUE) == count
+        assert len(await raw.client_list()) - before < 10
+    finally:
+        await broker.aclose()
+        await raw.aclose()
