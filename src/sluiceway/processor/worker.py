@@ -87,7 +87,10 @@ class Worker:
     # -- admit --------------------------------------------------------------------------------
 
     async def admit(self, item: WorkItem) -> bool:
-        """True when the request may be sent; otherwise it has been recorded or released."""
+        """True when the request may be sent; otherwise it has been recorded or released.
+
+        This is the cancellation check right before the send (decisions.md 15b): once up front,
+        and once more after a pool gate, which may have parked the request."""
         if await self._cancelled(item):
             return False
         if item.deadline <= self._rt.clock.now():
@@ -95,7 +98,7 @@ class Worker:
             return False
         if self._pool.gate is None:
             return True
-        return await self._pool_gate(item)
+        return await self._pool_gate(item) and not await self._cancelled(item)
 
     async def _pool_gate(self, item: WorkItem) -> bool:
         started = self._rt.clock.now()
@@ -174,9 +177,8 @@ class Worker:
     # -- dispatch -----------------------------------------------------------------------------
 
     async def dispatch(self, item: WorkItem) -> Attempt | None:
-        """One upstream attempt; None when it was cancelled (and recorded as such)."""
-        if await self._cancelled(item):
-            return None
+        """One upstream attempt (admitted just before); None when it was cancelled in flight
+        (and recorded as such)."""
         data, queue = item.envelope.data, item.queue
         url = build_url(queue.igw_base_url, data.endpoint or queue.request_path)
         headers = build_headers(

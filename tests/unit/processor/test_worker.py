@@ -1,0 +1,97 @@
+"""The worker's admit and dispatch steps over the memory broker, with a stand-in upstream:
+how often it asks the broker about cancellation, and that a cancel before the send wins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sluiceway.broker.memory import MemoryBroker
+from sluiceway.clock import VirtualClock
+from sluiceway.gates.base import CONTINUE, Decision, Gate, GateRequest, Holdings
+from sluiceway.processor.ingest import QueueIngest
+from sluiceway.processor.metrics import ProcessorMetrics
+from sluiceway.processor.outcome import Attempt, AttemptKind, HttpAnswer
+from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.producer import Producer, request
+from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.settings import PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.upstream import Upstream
+from sluiceway.processor.worker import Worker
+
+NOW = 1_700_000_000.0
+QUEUE = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw", pool_id="p")
+
+
+class CountingBroker(MemoryBroker):
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks = 0
+
+    async def is_cancelled(self, request_id: str, request_token: str) -> bool:
+        self.checks += 1
+        return await super().is_cancelled(request_id, request_token)
+
+
+class AnsweringUpstream(Upstream):
+    """Answers 200 at once, counting the sends."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__(clock, connections=1)
+        self.sent = 0
+
+    async def send(self, url: str, headers: dict[str, str], body: bytes, **_: Any) -> Attempt:
+        self.sent += 1
+        return Attempt(AttemptKind.HTTP, HttpAnswer(200, "{}"))
+
+
+class CancellingGate:
+    """A pool gate that admits, while the producer cancels the request meanwhile."""
+
+    def __init__(self, producer: Producer) -> None:
+        self._producer = producer
+
+    async def budget(self, now: float) -> float:
+        return 1.0
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        await self._producer.cancel([request.request_id])
+        return CONTINUE
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def _one_request(
+    gate: Callable[[Producer], Gate] | None = None,
+) -> tuple[Worker, PoolRuntime, CountingBroker, Producer, AnsweringUpstream]:
+    broker, clock = CountingBroker(), VirtualClock(NOW)
+    settings = ProcessorSettings(queues=[QUEUE], pools=(PoolSpec(id="p", workers=1),))
+    rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
+    producer = Producer(broker, queue="q", result_queue="out", clock=clock)
+    pool_gate = None if gate is None else gate(producer)
+    pool = PoolRuntime(settings.pools[0], ordering="tier-priority", queues=1, gate=pool_gate)
+    await producer.submit(request("r", {}, deadline=NOW + 60))
+    assert await QueueIngest(rt, QUEUE, pool, None).poll_once() == 1
+    upstream = AnsweringUpstream(clock)
+    return Worker(rt, pool, upstream), pool, broker, producer, upstream
+
+
+async def test_an_ungated_request_is_checked_for_cancellation_once_before_the_send() -> None:
+    worker, pool, broker, producer, upstream = await _one_request()
+    before = broker.checks
+    item = await pool.take()
+    assert item is not None
+    await worker.process(item)
+    (result,) = [r async for r in producer.results(block_for=0.01, follow=False)]
+    assert result.status_code == 200 and upstream.sent == 1
+    assert broker.checks - before == 1
+
+
+async def test_a_cancel_while_the_pool_gate_admits_wins_over_the_send() -> None:
+    worker, pool, _, producer, upstream = await _one_request(CancellingGate)
+    item = await pool.take()
+    assert item is not None
+    await worker.process(item)
+    (result,) = [r async for r in producer.results(block_for=0.01, follow=False)]
+    assert result.error_code == "CANCELLED" and upstream.sent == 0
