@@ -335,7 +335,7 @@ class FlowController:
         return Outcome.EVICTED_NO_ENDPOINTS if self.pool_empty else Outcome.EVICTED_TTL
 
     def _reclaim(self, now: float, stop: int, sat: float, ceilings: Sequence[float]) -> list[str]:
-        if not self.settings.eviction.enabled or not self.reclaimer.gate_open(now):
+        if not self.settings.eviction.enabled or not self.reclaimer.gate_open():
             return []
         victim = self.reclaimer.lowest_victim()
         if victim is None:

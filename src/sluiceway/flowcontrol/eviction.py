@@ -92,9 +92,9 @@ class Reclaimer:
             heapq.heappop(victims)
         return victims[0][0] if victims else None
 
-    def gate_open(self, now: float) -> bool:
-        """Stop-and-wait: True when nothing is outstanding or cooling at ``now``."""
-        self.advance(now)
+    def gate_open(self) -> bool:
+        """Stop-and-wait: True when nothing is outstanding or cooling (as of the last
+        :meth:`advance`, which the controller runs at the start of every cycle)."""
         return not self._outstanding and not self._cooling
 
     def pending(self) -> float:
