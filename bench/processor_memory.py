@@ -27,6 +27,7 @@ from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
 from sluiceway.processor.app import Processor
 from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.producer import Producer, request
 from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
 from sluiceway.wire.lanes import LANE_KEYS
 
@@ -82,20 +83,13 @@ def _body() -> dict[str, object]:
 
 async def _processor_run(url: str, count: int, workers: int) -> tuple[float, float]:
     broker, clock = MemoryBroker(), RealClock()
-    now = clock.now()
+    producer, now = Producer(broker, clock=clock), clock.now()
     for index, (team, _, _) in enumerate(TEAMS):
-        entries = []
-        for i in range(index, count, len(TEAMS)):
-            data = {
-                "id": f"{team}-{i}",
-                "deadline": now + 3600,
-                "payload": _body(),
-                "metadata": {"team": team},
-            }
-            entries.append(
-                (json.dumps({"internal": {}, "request_kind": "plain", "data": data}), now + 3600)
-            )
-        await broker.enqueue(f"team-{team}", entries)
+        requests = [
+            request(f"{team}-{i}", _body(), deadline=now + 3600, metadata={"team": team})
+            for i in range(index, count, len(TEAMS))
+        ]
+        await producer.submit_many(requests, queue=f"team-{team}")
     cpu, wall = time.process_time(), time.perf_counter()
     async with Processor(
         _settings(url, workers), broker, clock=clock, registry=CollectorRegistry()
