@@ -12,9 +12,11 @@ import os
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import parse_url
 from redis.exceptions import ResponseError
 
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
@@ -53,19 +55,34 @@ def connect_redis(
     if mode == "cluster":
         return RedisCluster.from_url(url, **common)
     if mode == "sentinel":
-        from redis.asyncio.sentinel import Sentinel
-
-        if not addrs or not master_name:
-            raise ConfigError("sentinel mode needs addrs and master_name", field="mode")
-        hosts = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
-        sentinel = Sentinel(hosts, **common)  # type: ignore[no-untyped-call]
-        return cast(Redis, sentinel.master_for(master_name))
+        return _sentinel_master(url, addrs, master_name, common)
     if mode != "standalone":
         raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
     pool = BlockingConnectionPool.from_url(
         url, max_connections=max_connections, timeout=_POOL_WAIT_SECONDS, **common
     )
     return Redis.from_pool(pool)
+
+
+def _sentinel_master(
+    url: str, addrs: Sequence[str], master_name: str, common: dict[str, Any]
+) -> Redis:
+    """The master of ``master_name`` found through the sentinels at ``addrs``.
+
+    The URL's host is not used (the sentinels name the master), but its AUTH, DB and TLS are:
+    they apply to the master connections.
+    """
+    from redis.asyncio.sentinel import Sentinel
+
+    if not addrs or not master_name:
+        raise ConfigError("sentinel mode needs addrs and master_name", field="mode")
+    hosts = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
+    from_url: dict[str, Any] = dict(parse_url(url))
+    for where in ("host", "port", "path", "connection_class"):
+        from_url.pop(where, None)
+    kwargs = {**from_url, **common, "ssl": urlsplit(url).scheme == "rediss"}
+    sentinel = Sentinel(hosts, **kwargs)  # type: ignore[no-untyped-call]
+    return cast(Redis, sentinel.master_for(master_name))
 
 
 KILL_BEFORE_ACK_ENV = "SLUICEWAY_FAULT_KILL_BEFORE_ACK"

@@ -63,3 +63,16 @@ async def test_sqlite_survives_a_reopen(tmp_path: Path) -> None:
     second = await open_sqlite_broker(BrokerOptions(url=url))
     assert await second.backlog("q") == 1
     await second.aclose()
+
+
+async def test_sentinel_masters_take_auth_db_and_tls_from_the_url() -> None:
+    client = connect_redis(
+        "rediss://app:secret@ignored:1/3", mode="sentinel", addrs=("s1:26379",), master_name="m"
+    )
+    try:
+        kwargs = client.connection_pool.connection_kwargs
+        assert (kwargs["username"], kwargs["password"], kwargs["db"]) == ("app", "secret", 3)
+        assert "SSL" in client.connection_pool.connection_class.__name__
+        assert "host" not in kwargs  # the master's address comes from the sentinels
+    finally:
+        await client.aclose()
