@@ -106,14 +106,12 @@ class LaneScheduler(Generic[T]):
         return out
 
     def _next_queue(self, lane: _Lane[T]) -> str:
+        # The rotation holds exactly the queues with waiting items (``_take`` drops the rest).
         if self._ordering == "random-robin":
-            ready = [q for q in lane.rotation if lane.heaps.get(q)]
-            return self._rng.choice(ready)
-        while True:
-            queue = lane.rotation[0]
-            lane.rotation.rotate(-1)
-            if lane.heaps.get(queue):
-                return queue
+            return self._rng.choice(lane.rotation)
+        queue = lane.rotation[0]
+        lane.rotation.rotate(-1)
+        return queue
 
     def _take(self, lane: _Lane[T], queue: str) -> T:
         heap = lane.heaps[queue]

@@ -169,6 +169,11 @@ class ProcessorMetrics:
         self.budget = _gauge(r, "dispatch_budget", "Last gate budget.", q)
         self.proximity = ProximitySnapshot()
         r.register(self.proximity)
+        self._outcomes = {
+            "successful": self.successes,
+            "failed": self.failures,
+            "exceeded_deadline": self.exceeded,
+        }
 
     def prepare(self, labels: QueueLabels) -> None:
         """Create the series of a queue at 0 so dashboards see them before traffic."""
@@ -181,9 +186,4 @@ class ProcessorMetrics:
 
     def outcome(self, labels: QueueLabels, counter: str) -> None:
         """Bump the outcome counter named by :class:`~sluiceway.processor.outcome.Finish`."""
-        target = {
-            "successful": self.successes,
-            "failed": self.failures,
-            "exceeded_deadline": self.exceeded,
-        }[counter]
-        target.labels(*labels.values()).inc()
+        self._outcomes[counter].labels(*labels.values()).inc()
