@@ -106,6 +106,7 @@ class Worker:
         checked = started  # last cancellation check while parked (at most one per second)
         while not self._rt.stopping:
             now = self._rt.clock.now()
+            seen = self._pool.capacity_changed.generation  # a finish during the gate call counts
             decision = await self._apply_pool_gate(item, now)
             if decision.verdict is not Verdict.WAIT:
                 return await self._gate_outcome(item, decision)
@@ -118,7 +119,7 @@ class Worker:
                 checked = now
                 if await self._cancelled(item):
                     return False
-            await self._pool.capacity_changed.wait(self._rt.wall(_PARK_BACKSTOP))
+            await self._pool.capacity_changed.wait(self._rt.wall(_PARK_BACKSTOP), since=seen)
         await self._recorder.release(item)
         return False
 

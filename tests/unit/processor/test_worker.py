@@ -3,12 +3,16 @@ how often it asks the broker about cancellation, and that a cancel before the se
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
-from sluiceway.gates.base import CONTINUE, Decision, Gate, GateRequest, Holdings
+from sluiceway.gates.base import CONTINUE, WAIT, Decision, Gate, GateRequest, Holdings
+from sluiceway.processor import worker as worker_module
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.processor.outcome import Attempt, AttemptKind, HttpAnswer
@@ -95,3 +99,39 @@ async def test_a_cancel_while_the_pool_gate_admits_wins_over_the_send() -> None:
     await worker.process(item)
     (result,) = [r async for r in producer.results(block_for=0.01, follow=False)]
     assert result.error_code == "CANCELLED" and upstream.sent == 0
+
+
+class BusyThenFreeGate:
+    """A pool gate whose first answer is Wait, while another worker finishes meanwhile (the
+    pulse fires during the gate's own call); it admits when asked again."""
+
+    def __init__(self, pool: Callable[[], PoolRuntime]) -> None:
+        self._pool = pool
+        self.calls = 0
+
+    async def budget(self, now: float) -> float:
+        return 1.0
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        self.calls += 1
+        if self.calls > 1:
+            return CONTINUE
+        self._pool().capacity_changed.fire()
+        return WAIT
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_parked_worker_does_not_miss_a_finish_during_its_gate_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker_module, "_PARK_BACKSTOP", 3600.0)  # only the pulse can wake it
+    pools: list[PoolRuntime] = []
+    gate = BusyThenFreeGate(lambda: pools[0])
+    worker, pool, _, _, upstream = await _one_request(lambda _: gate)
+    pools.append(pool)
+    item = await pool.take()
+    assert item is not None
+    await asyncio.wait_for(worker.process(item), 10.0)
+    assert gate.calls == 2 and upstream.sent == 1
