@@ -70,7 +70,6 @@ def runtime_settings(config: ProcessorConfig) -> ProcessorSettings:
         ),
         merge=merge_spec(config.merge_policy),
         result_queue_name=tc.result_queue_name,
-        retry_queue_name=tc.retry_queue_name,
         batch_size=tc.batch_size,
         poll_interval=tc.poll_interval_ms / 1000.0,
         claim_lease=tc.claim_lease_ttl_seconds,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sluiceway.broker.base import DEFAULT_RETRY_QUEUE
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.lanes import Ordering
 from sluiceway.processor.outcome import RetryPolicy
@@ -67,7 +66,6 @@ class ProcessorSettings:
     pools: Sequence[PoolSpec] = (PoolSpec(),)
     merge: MergeSpec = field(default_factory=MergeSpec)
     result_queue_name: str = "result-list"
-    retry_queue_name: str = DEFAULT_RETRY_QUEUE
     batch_size: int = 10
     poll_interval: float = 1.0
     claim_lease: float = 300.0
