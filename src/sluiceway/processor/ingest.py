@@ -187,7 +187,7 @@ class QueueIngest:
 
     # -- steps -------------------------------------------------------------------------------
 
-    async def consider(self, entry: Entry, chosen: int = 0) -> Taken | Candidate:
+    async def consider(self, entry: Entry, chosen: int) -> Taken | Candidate:
         """Decide for one pending entry; ``chosen`` candidates of this batch await their claim.
 
         The dequeue cancellation check of an admitted request rides on the batch claim; a
@@ -253,7 +253,7 @@ class QueueIngest:
         return await self._settle(entry, envelope, record, "exceeded_deadline")
 
     async def admit(
-        self, entry: Entry, envelope: Envelope, now: float, chosen: int = 0
+        self, entry: Entry, envelope: Envelope, now: float, chosen: int
     ) -> Taken | Candidate | Held:
         """Queue gates; an admitted request becomes a candidate for the batch claim."""
         if not await self._within_budget(now, chosen):
