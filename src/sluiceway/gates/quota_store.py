@@ -23,7 +23,6 @@ Failures raise :class:`~sluiceway.errors.BrokerError`; the gate turns them into 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 __all__ = ["MemoryQuotaStore", "QuotaStore", "quota_key"]
@@ -74,59 +73,44 @@ class QuotaStore(Protocol):
         ...
 
 
-@dataclass
-class _Counter:
-    count: int = 0
-    holders: dict[str, float] = field(default_factory=dict)
-
-
 class MemoryQuotaStore:
-    """In-process :class:`QuotaStore`: exact within one process, shared by nothing else."""
+    """In-process :class:`QuotaStore`: exact within one process, shared by nothing else. With
+    no other writers, a key's count is simply its number of live holders."""
 
     def __init__(self) -> None:
-        self._counters: dict[str, _Counter] = {}
+        self._holders: dict[str, dict[str, float]] = {}  # key -> holder -> lease expiry
         self._windows: dict[str, deque[tuple[float, str]]] = {}
 
-    def _counter(self, key: str) -> _Counter:
-        return self._counters.setdefault(key, _Counter())
-
-    def _reap(self, counter: _Counter, now: float) -> None:
-        expired = [h for h, lease in counter.holders.items() if lease < now]
-        for holder in expired:
-            del counter.holders[holder]
-        counter.count = max(0, counter.count - len(expired))
+    def _live(self, key: str, now: float) -> dict[str, float]:
+        holders = self._holders.setdefault(key, {})
+        for holder in [h for h, lease in holders.items() if lease < now]:
+            del holders[holder]
+        return holders
 
     async def acquire(
         self, key: str, *, holder: str, limit: int, lease_until: float, now: float
     ) -> bool:
-        counter = self._counter(key)
-        self._reap(counter, now)
-        if holder in counter.holders:
-            counter.holders[holder] = max(counter.holders[holder], lease_until)
+        holders = self._live(key, now)
+        if holder in holders:
+            holders[holder] = max(holders[holder], lease_until)
             return True
-        if counter.count >= limit:
+        if len(holders) >= limit:
             return False
-        counter.holders[holder] = lease_until
-        counter.count += 1
+        holders[holder] = lease_until
         return True
 
     async def renew(self, key: str, *, holder: str, lease_until: float) -> bool:
-        counter = self._counters.get(key)
-        if counter is None or holder not in counter.holders:
+        holders = self._holders.get(key, {})
+        if holder not in holders:
             return False
-        counter.holders[holder] = max(counter.holders[holder], lease_until)
+        holders[holder] = max(holders[holder], lease_until)
         return True
 
     async def release(self, key: str, *, holder: str) -> bool:
-        counter = self._counters.get(key)
-        if counter is None or counter.holders.pop(holder, None) is None:
-            return False
-        counter.count = max(0, counter.count - 1)
-        return True
+        return self._holders.get(key, {}).pop(holder, None) is not None
 
     async def count(self, key: str) -> int:
-        counter = self._counters.get(key)
-        return 0 if counter is None else counter.count
+        return len(self._holders.get(key, {}))
 
     async def admit_rate(
         self, key: str, *, member: str, limit: int, window: float, now: float
