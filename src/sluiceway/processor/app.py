@@ -232,9 +232,15 @@ class Processor:
 
     def _start_background(self) -> None:
         rt, settings = self.rt, self.settings
-        names = [q.queue_name for q in settings.queues]
-        fallback = names[0] if names else "request-sortedset"
-        labels = [ingest.labels for ingest in self.ingests]
+        fallback = settings.queues[0].queue_name if settings.queues else "request-sortedset"
+
+        # Queues are read at each round: a hot reload may have added or removed some.
+        def names() -> list[str]:
+            return [q.queue_name for q in rt.settings.queues]
+
+        def labels() -> list[QueueLabels]:
+            return [ingest.labels for ingest in self.ingests]
+
         self._background = [
             asyncio.create_task(run_retry_mover(rt, fallback), name="retry-mover"),
             asyncio.create_task(
@@ -246,14 +252,16 @@ class Processor:
                 name="heartbeat",
             ),
             asyncio.create_task(
-                run_every(rt, settings.reclaim_interval, lambda: reclaim_once(rt, names)),
+                run_every(rt, settings.reclaim_interval, lambda: reclaim_once(rt, names())),
                 name="reclaimer",
             ),
         ]
         if settings.backlog_interval > 0:
             self._background.append(
                 asyncio.create_task(
-                    run_every(rt, settings.backlog_interval, lambda: poll_backlog_once(rt, labels)),
+                    run_every(
+                        rt, settings.backlog_interval, lambda: poll_backlog_once(rt, labels())
+                    ),
                     name="backlog",
                 )
             )
