@@ -22,7 +22,7 @@ from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
 from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
 
-__all__ = ["GATE_BUILDERS", "GateBuilder", "GateContext", "build_gate"]
+__all__ = ["GATE_BUILDERS", "GateBuilder", "GateContext", "build_gate", "memory_stores"]
 
 GATE_BUILDERS: dict[str, str] = {
     "constant": "sluiceway.gates.constant:build",
@@ -33,7 +33,8 @@ GATE_BUILDERS: dict[str, str] = {
 }
 
 
-def _memory_stores() -> Callable[[str], QuotaStore]:
+def memory_stores() -> Callable[[str], QuotaStore]:
+    """One fresh in-process quota store, whatever address a gate names."""
     store = MemoryQuotaStore()
     return lambda address: store
 
@@ -50,7 +51,7 @@ class GateContext:
 
     clock: Clock
     workers: int = 1
-    quota_store: Callable[[str], QuotaStore] = field(default_factory=_memory_stores)
+    quota_store: Callable[[str], QuotaStore] = field(default_factory=memory_stores)
     services: Mapping[str, object] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
 

@@ -27,8 +27,8 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock, RealClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
-from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
-from sluiceway.gates.registry import GateContext, build_gate
+from sluiceway.gates.quota_store import QuotaStore
+from sluiceway.gates.registry import GateContext, build_gate, memory_stores
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.maintenance import (
     heartbeat_interval,
@@ -90,8 +90,7 @@ class Processor:
             metrics=self.metrics,
             rng=rng or random.Random(),
         )
-        memory = MemoryQuotaStore()
-        self._quota_store = quota_store or (lambda address: memory)
+        self._quota_store = quota_store or memory_stores()
         self._services = dict(services or {})
         self.pools: dict[str, PoolRuntime] = {}
         self.ingests: list[QueueIngest] = []
