@@ -27,7 +27,7 @@ from sluiceway.gates.base import (
     apply_chain,
     budget_allows,
 )
-from sluiceway.processor.item import WorkItem
+from sluiceway.processor.item import WorkItem, holder_token
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.outcome import deadline_result
 from sluiceway.processor.pool import PoolRuntime
@@ -265,7 +265,7 @@ class QueueIngest:
             request = GateRequest(
                 request_id=envelope.id,
                 request_token=envelope.request_token,
-                holder=f"{envelope.request_token}:{owner}",
+                holder=holder_token(envelope.request_token, owner),
                 deadline=float(envelope.data.deadline),
                 lease_until=self._rt.lease_until(float(envelope.data.deadline)),
                 metadata=envelope.data.metadata,

@@ -11,7 +11,12 @@ from sluiceway.processor.settings import QueueSpec
 from sluiceway.wire import Envelope
 from sluiceway.wire.lanes import Lane
 
-__all__ = ["WorkItem"]
+__all__ = ["WorkItem", "holder_token"]
+
+
+def holder_token(request_token: str, owner: str) -> str:
+    """The quota holder token of one claim: unique per claim (request token + claim owner)."""
+    return f"{request_token}:{owner}"
 
 
 @dataclass(slots=True)
@@ -43,5 +48,5 @@ class WorkItem:
 
     @property
     def holder(self) -> str:
-        """The quota holder token: unique per claim (request token + owner)."""
-        return f"{self.token}:{self.owner}"
+        """The quota holder token of this claim."""
+        return holder_token(self.token, self.owner)
