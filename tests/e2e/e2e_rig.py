@@ -42,19 +42,7 @@ class SimLog:
     started_ids: list[str] = field(default_factory=list)
 
     def attach(self, engine: Engine) -> None:
-        labels = engine.labels
-        enter, leave = labels.enter, labels.leave
-
-        def on_enter(pairs: tuple[tuple[str, str], ...]) -> None:
-            self._add(+1, pairs)
-            enter(pairs)
-
-        def on_leave(pairs: tuple[tuple[str, str], ...]) -> None:
-            self._add(-1, pairs)
-            leave(pairs)
-
-        labels.enter = on_enter  # type: ignore[method-assign]
-        labels.leave = on_leave  # type: ignore[method-assign]
+        engine.labels.subscribe(self._add)
 
     def _add(self, delta: int, pairs: tuple[tuple[str, str], ...]) -> None:
         found = dict(pairs)

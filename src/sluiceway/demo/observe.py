@@ -1,14 +1,12 @@
-"""What the model server sees: peak in-flight per objective and when each request started.
+"""What the model server sees: when each request started running, by objective.
 
-The simulator offers no push events for admissions, so the observer samples the engine at a
-short wall interval; at the demo's time scale that is well below one generated token.
+Subscribes to the simulator's label counts, so every start is seen exactly, with no sampling.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sluiceway.clock import Clock
@@ -16,44 +14,30 @@ from sluiceway.sim.engine import Engine
 
 __all__ = ["Observation", "observing"]
 
-_SAMPLE_EVERY_S = 0.002
-
 
 @dataclass
 class Observation:
-    """Request id -> (first time seen running, its label value), scaled seconds."""
+    """Start times (scaled seconds) of running requests, per value of one header."""
 
     header: str
-    started: dict[str, tuple[float, str]] = field(default_factory=dict)
+    starts: dict[str, list[float]] = field(default_factory=dict)
 
     def last_start(self, label: str) -> float | None:
-        times = [t for t, value in self.started.values() if value == label]
+        times = self.starts.get(label)
         return max(times) if times else None
 
 
-def _sample(engine: Engine, obs: Observation, now: float) -> None:
-    for rid in engine.running_ids():
-        if rid in obs.started:
-            continue
-        seq = engine.sequence(rid)
-        if seq is not None:
-            obs.started[rid] = (now, dict(seq.request.labels).get(obs.header, ""))
-
-
-@contextlib.asynccontextmanager
-async def observing(engine: Engine, header: str, clock: Clock) -> AsyncIterator[Observation]:
-    """Sample ``engine`` while the block runs."""
+@contextlib.contextmanager
+def observing(engine: Engine, header: str, clock: Clock) -> Iterator[Observation]:
+    """Record every start on ``engine`` while the block runs."""
     obs = Observation(header)
 
-    async def loop() -> None:
-        while True:
-            _sample(engine, obs, clock.now())
-            await asyncio.sleep(_SAMPLE_EVERY_S)
+    def on_change(delta: int, labels: tuple[tuple[str, str], ...]) -> None:
+        if delta > 0:
+            obs.starts.setdefault(dict(labels).get(header, ""), []).append(clock.now())
 
-    task = asyncio.create_task(loop())
+    unsubscribe = engine.labels.subscribe(on_change)
     try:
         yield obs
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        unsubscribe()

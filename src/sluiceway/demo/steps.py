@@ -124,8 +124,9 @@ async def scenario_b(sim: SimPool, clock: Clock) -> StepReport:
     engine = sim.engines[0]
     settings = guide_settings(sim.urls[0])
     processor = Processor(settings, broker, clock=clock, registry=CollectorRegistry())
-    async with observing(engine, OBJECTIVE, clock) as seen, processor:
-        arrived = await _collect(producer, clock, 120, within=120)
+    with observing(engine, OBJECTIVE, clock) as seen:
+        async with processor:
+            arrived = await _collect(producer, clock, 120, within=120)
     codes = [r.status_code for r, _ in arrived]
     report.check(
         "all 120 complete with 200", codes == [200] * 120, f"{codes.count(200)} of 120 are 200"
