@@ -1,1 +1,4 @@
-"""Micro-benchmarks and measurement scripts (decisions.md 25); run all with ``make bench``."""
+"""Micro-benchmarks and measurement scripts (docs/design-rules.md rule 25).
+
+Run all with ``make bench``.
+"""

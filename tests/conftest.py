@@ -1,4 +1,4 @@
-"""Shared fixtures: private Redis and Prometheus (decisions.md 3).
+"""Shared fixtures: private Redis and Prometheus (docs/design-rules.md rule 3).
 
 A missing binary skips the test locally and fails it under SLUICEWAY_REQUIRE_SERVICES=1.
 """

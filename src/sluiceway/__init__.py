@@ -1,7 +1,7 @@
 """sluiceway: fair, priority- and quota-aware sharing of LLM model server pools.
 
-The public names below are imported lazily, so ``import sluiceway.wire`` stays free of the
-heavy I/O libraries (house style 1) while ``from sluiceway import Processor`` still works.
+The public names below are imported lazily, so ``import sluiceway.wire`` stays free of the heavy I/O
+libraries (docs/design-rules.md rule 31) while ``from sluiceway import Processor`` still works.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One notion of time for the whole system (decisions.md 1).
+"""One notion of time for the whole system (docs/design-rules.md rule 1).
 
 Every duration in sluiceway (simulated latency, backoff, leases, TTLs, cache ages) is in
 *scaled* seconds and goes through a :class:`Clock`. Production runs at scale 1; tests and

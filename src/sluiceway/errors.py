@@ -1,10 +1,10 @@
-"""The one error root (house style 6).
+"""The one error root: callers catch ``SluicewayError`` to handle every deliberate failure.
 
 ``SluicewayError``
   ``ConfigError``        a configuration document or flag is invalid; names the field
   ``UnsupportedError``   a known upstream feature sluiceway deliberately does not implement
   ``BrokerError``        a broker operation failed (I/O)
-  ``WireError``          an entry or record does not follow spec/contracts.md
+  ``WireError``          an entry or record does not follow the wire format
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ class ConfigError(SluicewayError):
 
 
 class UnsupportedError(ConfigError):
-    """A known upstream feature that sluiceway does not implement (decisions.md 6, 16)."""
+    """A known upstream feature that sluiceway does not implement (docs/design-rules.md rules 6,
+    16)."""
 
 
 class BrokerError(SluicewayError):

@@ -1,4 +1,4 @@
-"""Private service processes for tests, benchmarks and the demo (decisions.md 3).
+"""Private service processes for tests, benchmarks and the demo (docs/design-rules.md rule 3).
 
 Each service runs on a free loopback port with its own temporary directory and is stopped
 when the context exits, so nothing touches the machine's shared instances.

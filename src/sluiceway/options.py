@@ -1,4 +1,5 @@
-"""Options every subcommand shares (decisions.md 1, 2), as reusable typer annotations."""
+"""Options every subcommand shares (docs/design-rules.md rules 1, 2), as reusable typer
+annotations."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Port announcements (decisions.md 2): ``listening <name> <url>`` lines and ``--ports-file``."""
+"""Port announcements (docs/design-rules.md rule 2): ``listening <name> <url>`` lines and
+``--ports-file``."""
 
 from __future__ import annotations
 

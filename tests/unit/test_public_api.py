@@ -1,4 +1,5 @@
-"""The public surface is declared and honest (house style 9)."""
+"""The public surface is declared and honest (``__all__`` lists exactly what ``sluiceway``
+exports)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Brokers: where queue entries, claims, retries and results live (protocol in ``base``).
 
-Backends register here by transport name (decisions.md 6: unknown names are configuration
-errors). Each value is ``"module:factory"``; the factory is an ``async`` callable taking
-:class:`~sluiceway.broker.base.BrokerOptions` and returning an open
+Backends register here by transport name (docs/design-rules.md rule 6: unknown names are
+configuration errors). Each value is ``"module:factory"``; the factory is an ``async`` callable
+taking :class:`~sluiceway.broker.base.BrokerOptions` and returning an open
 :class:`~sluiceway.broker.base.Broker`. Modules are imported only when chosen.
 """
 

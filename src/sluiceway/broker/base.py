@@ -1,7 +1,7 @@
 """The ``Broker`` protocol: where queue entries wait, are claimed, retried and answered.
 
 This is the seam between the processor and every storage backend (memory, SQLite, Redis). It is
-shaped after the Redis layout of spec/contracts.md section 3 so that each method maps onto one
+shaped after the Redis layout of docs/brokers.md so that each method maps onto one
 Redis command or one Lua script:
 
 ============================  ===============================================================
@@ -30,19 +30,18 @@ method                        Redis
 ``pop_result``                ``BRPOP <list> timeout``
 ============================  ===============================================================
 
-Time (decisions.md 1): every *instant* (``now``, ``lease_until``, ``due``) is scaled Unix
-seconds passed in by the caller; brokers never read a clock to make a decision. Every *TTL*
+Time (docs/design-rules.md rule 1): every *instant* (``now``, ``lease_until``, ``due``) is scaled
+Unix seconds passed in by the caller; brokers never read a clock to make a decision. Every *TTL*
 that becomes a Redis key expiry (``ResultWrite.expire_after``, ``ActiveMarker.expire_after``,
-``cancel(..., expire_after=...)``) is in **wall** seconds: callers convert with
-``clock.to_wall``. Blocking waits (``wait_for_work``, ``pop_result``) take wall-second
-``block_for`` bounds.
+``cancel(..., expire_after=...)``) is in **wall** seconds: callers convert with ``clock.to_wall``.
+Blocking waits (``wait_for_work``, ``pop_result``) take wall-second ``block_for`` bounds.
 
-Delivery (decisions.md 13): an entry is pending, claimed, waiting in the retry set, or answered
-(its result pushed and its claim gone), never two of these at once. ``ack``, ``release`` and
-``retry_after`` are fenced by the claim's owner token: a worker whose lease lapsed and whose
+Delivery (docs/design-rules.md rule 13): an entry is pending, claimed, waiting in the retry set, or
+answered (its result pushed and its claim gone), never two of these at once. ``ack``, ``release``
+and ``retry_after`` are fenced by the claim's owner token: a worker whose lease lapsed and whose
 entry was reclaimed and claimed again pushes nothing and gets ``False``.
 
-This module imports only the standard library (house style 1).
+This module imports only the standard library (docs/design-rules.md rule 31).
 """
 
 from __future__ import annotations
@@ -74,7 +73,7 @@ __all__ = [
 ]
 
 DEFAULT_RETRY_QUEUE = "retry-sortedset"
-# How long a cancellation marker lives (scaled seconds; contracts section 3: 7 days).
+# How long a cancellation marker lives (scaled seconds; 7 days, as upstream).
 CANCEL_MARKER_TTL_SECONDS = 7 * 24 * 3600.0
 CLAIM_KEY_SEPARATOR = "\x00"
 
@@ -183,8 +182,8 @@ class ActiveMarker:
 def retry_origin(member: str) -> tuple[str, float] | None:
     """Where a retried member re-enters: (``internal.request_queue_name``, ``data.deadline``).
 
-    Decisions.md 7: a retry re-enters its origin queue at its original deadline score. Returns
-    None when the member does not say (the mover then uses its fallback queue and, lacking a
+    docs/design-rules.md rule 7: a retry re-enters its origin queue at its original deadline score.
+    Returns None when the member does not say (the mover then uses its fallback queue and, lacking a
     deadline, the due time).
     """
     try:
@@ -273,7 +272,7 @@ class Broker(Protocol):
         ...
 
     async def quarantine(self, entry: Entry) -> bool:
-        """Move an unparsable pending member to ``<queue>:invalid`` (decisions.md 14).
+        """Move an unparsable pending member to ``<queue>:invalid`` (docs/design-rules.md rule 14).
 
         False when it was no longer pending.
         """
@@ -363,8 +362,8 @@ async def claim_each(broker: Broker, asks: Sequence[ClaimAsk]) -> list[ClaimOutc
 class BrokerOptions:
     """What a broker factory needs to open a backend.
 
-    ``url``: backend address (``redis://...``, a SQLite path, or None for memory);
-    ``time_scale``: the process time scale (Redis TTLs are divided by it, decisions.md 1);
+    ``url``: backend address (``redis://...``, a SQLite path, or None for memory); ``time_scale``:
+    the process time scale (Redis TTLs are divided by it, docs/design-rules.md rule 1);
     ``settings``: the raw transport config mapping (mode, addrs, master_name, ...), for
     backend-specific keys; ``url_aliases``: other URLs that name the same server.
     """

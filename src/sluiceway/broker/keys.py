@@ -1,4 +1,4 @@
-"""Every Redis key sluiceway reads or writes (contracts section 3), in one place.
+"""Every Redis key sluiceway reads or writes (docs/brokers.md lists them), in one place.
 
 Call sites never concatenate key strings: they ask a :class:`Keyspace` for a queue's keys, a
 request's markers or a quota's keys. With ``cluster=True`` the keys that one Lua script touches
@@ -87,7 +87,8 @@ class QuotaKeys:
 
 @dataclass(frozen=True)
 class Keyspace:
-    """Names keys for one deployment. ``cluster`` turns on hash tags (decisions.md 13)."""
+    """Names keys for one deployment. ``cluster`` turns on hash tags (one slot per queue, so its
+    scripts stay atomic)."""
 
     cluster: bool = False
     retry_queue_name: str = DEFAULT_RETRY_QUEUE

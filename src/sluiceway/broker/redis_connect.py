@@ -2,7 +2,7 @@
 
 ``connect_redis`` builds a redis-py asyncio client (hiredis parser) for standalone, cluster or
 sentinel deployments; AUTH, TLS and DB come from the URL. ``make_waker`` picks the wake-up mode
-the server allows (decisions.md 12).
+the server allows (docs/design-rules.md rule 12).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ async def _notify_flags(client: AnyRedis) -> str:
 
 
 async def make_waker(client: AnyRedis, *, cluster: bool) -> Waker:
-    """The wake-up mode this server allows (decisions.md 12), logged once."""
+    """The wake-up mode this server allows (docs/design-rules.md rule 12), logged once."""
     flags = "" if cluster else await _notify_flags(client)
     mode = mode_for_flags(flags)
     _log.info("redis broker wake-up mode: %s (notify-keyspace-events=%r)", mode.value, flags)

@@ -1,4 +1,5 @@
-"""Wake-ups on arrivals: Redis keyspace notifications when allowed, else polling (decisions.md 12).
+"""Wake-ups on arrivals: Redis keyspace notifications when allowed, else polling
+(docs/design-rules.md rule 12).
 
 At start the broker reads ``notify-keyspace-events``. When the flags publish sorted-set events
 (``z`` or ``A``) on keyspace (``K``) or keyevent (``E``) channels, a waiter wakes on the ZADD

@@ -1,7 +1,7 @@
 """Shared machinery of the configuration models: strict models, notes, error paths.
 
-Strictness follows decisions.md 6: unknown keys are errors naming the dotted path; keys a model
-lists in ``COSMETIC`` are accepted with a warning; a model's ``check`` hook raises
+Strictness follows docs/design-rules.md rule 6: unknown keys are errors naming the dotted path; keys
+a model lists in ``COSMETIC`` are accepted with a warning; a model's ``check`` hook raises
 :class:`~sluiceway.errors.UnsupportedError` for known keys whose behaviour we lack.
 """
 

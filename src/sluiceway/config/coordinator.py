@@ -1,4 +1,4 @@
-"""The coordinator's config file (decisions.md 29; reference router-flow-control 7.2).
+"""The coordinator's config file (docs/design-rules.md rule 29).
 
 The whole upstream file loads: ``server.*``, ``gateway.address`` (the passthrough target),
 ``pipeline`` (``async-broker`` first; later steps accepted and ignored with a warning) and the

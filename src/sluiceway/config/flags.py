@@ -1,4 +1,4 @@
-"""Upstream processor flags sluiceway does not take as they are (decisions.md 6, 16).
+"""Upstream processor flags sluiceway does not take as they are (docs/design-rules.md rules 6, 16).
 
 The processor command passes its unrecognised arguments here: cosmetic ones (log verbosity) give
 a warning, behaviour-changing ones we lack are a start-up error naming the feature, anything

@@ -1,4 +1,5 @@
-"""The llm-d-async Helm chart's values shape (``ap.*``), loadable with ``--config`` (decisions 5).
+"""The llm-d-async Helm chart's values shape (``ap.*``), loadable with ``--config``
+(docs/design-rules.md rule 5).
 
 Only the keys that configure the processor take effect; deployment-only keys (resources, image,
 monitors, dashboards, affinity, ...) are accepted with a warning; keys whose behaviour sluiceway

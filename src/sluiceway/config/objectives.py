@@ -1,4 +1,4 @@
-"""``InferenceObjective`` documents: objective name -> priority (spec/contracts.md section 7).
+"""``InferenceObjective`` documents: objective name -> priority, as the router reads them.
 
 Accepted apiVersions: ``llm-d.ai/v1alpha2`` (``spec.poolRef``), the legacy
 ``inference.networking.x-k8s.io/v1alpha2`` (same shape) and ``llm-d.ai/v1`` (``spec.poolRefs[]`` or

@@ -1,6 +1,6 @@
 """Field types for plugin and gate parameters, following upstream's parsing rules.
 
-Gate parameters (reference llm-d-async 5.3): numbers may be JSON numbers or strings (``"0.8"``);
+Gate parameters, as llm-d-async parses them: numbers may be JSON numbers or strings (``"0.8"``);
 an empty string means "use the default"; integers reject non-integral values; durations use Go
 syntax (``1m``, ``10s``); nested gate configs may be objects or JSON strings. Implementers of a
 gate or plugin build their params model from these types.

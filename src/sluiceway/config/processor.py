@@ -1,4 +1,4 @@
-"""Processor documents in llm-d-async's formats (spec/contracts.md section 4).
+"""Processor documents in llm-d-async's formats (docs/configuration.md).
 
 The transport config (``--transport-config(-file)``), the worker pools file
 (``--pool-config-file``) and the merge policy file (``--request-merge-policy-config-file``).
@@ -97,7 +97,8 @@ class QueueConfig(_GateCarrier):
 
     ``id`` defaults to ``queue_name`` (or ``subscriber_id``) and labels the queue's metrics.
     ``labels`` are copied into each entry's ``internal.labels`` (``tier``). sluiceway's own keys
-    (decisions.md 27): ``max_attempts`` (None = unlimited), ``max_connect_errors``, ``resume``.
+    (docs/design-rules.md rule 27): ``max_attempts`` (None = unlimited), ``max_connect_errors``,
+    ``resume``.
     """
 
     id: str = ""
@@ -204,10 +205,11 @@ class PoolConfig(_GateCarrier):
 
 
 class MergePolicyParams(StrictModel):
-    """Merge policy parameters (reference llm-d-async 4.4, 4.5).
+    """Merge policy parameters of llm-d-async's ``tier-priority`` and ``random-robin``.
 
-    ``lane_objectives`` maps lane keys (contracts 5) to objective names; ``fairness_header`` ""
-    disables fairness stamping; ``priority_header`` "" (default) stamps no lane index.
+    ``lane_objectives`` maps lane keys (``sluiceway.wire.lanes``) to objective names;
+    ``fairness_header`` "" disables fairness stamping; ``priority_header`` "" (default) stamps no
+    lane index.
     """
 
     lane_objectives: dict[str, str] = Field(default_factory=dict)

@@ -1,8 +1,9 @@
-"""The one registry of gate and plugin type names (decisions.md 6).
+"""The one registry of gate and plugin type names (docs/design-rules.md rule 6).
 
-Names come from spec/contracts.md sections 4 and 7 (plus upstream gate types we know but do not
-implement). An unknown name is a configuration error. A known name whose implementation has not
-landed is valid in ``sluiceway check-config`` (a warning) and an error when a component starts.
+Names are those of llm-d-async's gates and the llm-d router's plugins (plus upstream gate types we
+know but do not implement). An unknown name is a configuration error. A known name whose
+implementation has not landed is valid in ``sluiceway check-config`` (a warning) and an error when a
+component starts.
 
 Implementers register their type by adding one line to :data:`IMPLEMENTED`:
 ``"redis-quota": "sluiceway.gates.quota:RedisQuotaParams"`` names a pydantic model that
@@ -34,7 +35,7 @@ __all__ = [
 
 GATE_TYPES: Final[frozenset[str]] = frozenset(
     {
-        # contracts section 4
+        # llm-d-async's gate types
         "redis-quota",
         "local-max-concurrency",
         "prometheus-query",
@@ -46,7 +47,7 @@ GATE_TYPES: Final[frozenset[str]] = frozenset(
         "composite",
         "wait-on-refuse",
         "tier-priority-admission",
-        # newer upstream types, known but not planned (reference llm-d-async 5.4)
+        # newer upstream types, known but not planned
         "redis-leased-rate",
         "sql-quota",
     }
@@ -70,7 +71,7 @@ PLUGIN_TYPES: Final[dict[str, str]] = {
     "queue-scorer": "scorer",
     "kv-cache-utilization-scorer": "scorer",
     "prefix-cache-scorer": "scorer",
-    # sluiceway's own (contracts 7: own type names)
+    # sluiceway's own, under names upstream does not use
     "token-fair-fairness-policy": "fairness",
     "adaptive-holdback-policy": "usage-limit",
 }

@@ -1,4 +1,4 @@
-"""The router's ``EndpointPickerConfig`` YAML (spec/contracts.md section 7).
+"""The router's ``EndpointPickerConfig`` YAML, in the upstream router's format.
 
 Plugins are declared once (``type``, optional ``name``, ``parameters``) and referenced by name from
 ``flowControl``; a reference may also name a known type directly (upstream's defaults are
@@ -66,7 +66,7 @@ class PluginRef(CamelModel):
 
 
 class LegacySaturationDetector(CamelModel):
-    """The seed's top-level detector settings (used when ``flowControl`` names none)."""
+    """The legacy top-level detector settings (used when ``flowControl`` names none)."""
 
     queue_depth_threshold: int | None = Field(default=None, gt=0)
     kv_cache_util_threshold: float | None = Field(default=None, gt=0, le=1)
@@ -99,7 +99,8 @@ class FlowControlConfig(CamelModel):
 
 
 class TrustedSources(CamelModel):
-    """sluiceway's header trust (decisions 28): caller CIDRs and/or a shared-secret header."""
+    """sluiceway's header trust (docs/design-rules.md rule 28): caller CIDRs and/or a shared-secret
+    header."""
 
     cidrs: list[str] = Field(default_factory=list)
     secret_header: str = ""

@@ -1,7 +1,7 @@
 """Everything the processor starts from: flags, the JSON files, or the Helm values (``--config``).
 
 Precedence: a flag given on the command line beats the ``--config`` values file, which beats
-the defaults of spec/contracts.md section 4.
+llm-d-async's defaults (docs/configuration.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Contracts of flow control: requests, items, outcomes and the policy protocols.
 
-Standard library only (house style 1). Times are Unix seconds (scaled, decisions.md 1); sizes
+Standard library only (docs/design-rules.md rule 31). Times are Unix seconds (scaled, rule 1); sizes
 are bytes; saturation is dimensionless with 1.0 = the detector's set point.
 """
 
@@ -53,7 +53,7 @@ class Outcome(enum.Enum):
 
 
 class DropReason(enum.StrEnum):
-    """Values of the ``x-llm-d-request-dropped-reason`` response header (contracts 6)."""
+    """Values of the ``x-llm-d-request-dropped-reason`` response header."""
 
     SATURATED = "rejected-saturated"
     TTL_EXPIRED = "rejected-ttl-expired"
@@ -210,7 +210,7 @@ class Finalized(NamedTuple):
     shutting_down: bool = False
 
     def http(self) -> HttpAnswer | None:
-        """The HTTP answer for a drop (contracts 7); None when dispatched."""
+        """The HTTP answer for a drop (docs/design-rules.md rule 22); None when dispatched."""
         return _http_for(self.outcome, self.pool_empty, self.shutting_down)
 
 
@@ -236,7 +236,7 @@ class CapacityView:
 
     ``saturation``: >= 0, 1.0 = set point. ``request_cost`` / ``token_cost``: the saturation one
     more dispatched request adds (per request / per token); the loop adds it after each dispatch
-    so a cycle can dispatch many without overshooting (decisions.md 21).
+    so a cycle can dispatch many without overshooting (docs/design-rules.md rule 21).
     """
 
     saturation: float

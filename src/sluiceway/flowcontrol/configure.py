@@ -2,7 +2,7 @@
 
 Plugins are instantiated once per instance name and shared (policies keep per-band state
 themselves). Defaults follow upstream: global-strict fairness, FCFS ordering, static usage
-limit 1.0, the utilization detector (also built from the seed's legacy top-level
+limit 1.0, the utilization detector (also built from the legacy top-level
 ``saturationDetector``). With the ``flowControl`` gate off the router uses legacy admission;
 its detector is the configured one, or none (everything passes).
 """
@@ -30,7 +30,7 @@ _FAIRNESS = "global-strict-fairness-policy"
 _ORDERING = "fcfs-ordering-policy"
 _USAGE = "static-usage-limit-policy"
 _DETECTOR = "utilization-detector"
-# Confirmation grace for eviction (router-flow-control.md 3.3): the concurrency detector sees a
+# Confirmation grace for eviction: the concurrency detector sees a
 # stream's end at once; a scraped signal lags by the scrape interval plus staleness.
 _SCRAPE_INTERVAL = 0.05
 _GRACE_MARGIN = 0.25

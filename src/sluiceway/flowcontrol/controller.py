@@ -1,11 +1,12 @@
-"""The flow controller: a pure, synchronous state machine (house style 4).
+"""The flow controller: a pure, synchronous state machine (no await, no I/O, no clock reads: the
+adapter feeds it).
 
 Callers feed it events and read back values; it never reads a clock, sleeps or does I/O:
 
 * :meth:`FlowController.add` - a request arrives: queued (None) or rejected (a Finalized);
 * :meth:`FlowController.next_dispatches` - run one dispatch cycle against a capacity view:
   expire spent budgets, then dispatch strictly by band, as many as the view allows
-  (decisions.md 21), then decide evictions on a head-of-line stop;
+  (docs/design-rules.md rule 21), then decide evictions on a head-of-line stop;
 * :meth:`FlowController.on_finished` / :meth:`FlowController.on_cancelled` - a dispatched
   stream ended, or a client went away (a queued request is removed at once);
 * :meth:`FlowController.next_deadline` - when the caller should run a cycle even without events.

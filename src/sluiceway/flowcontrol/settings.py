@@ -1,7 +1,7 @@
-"""Flow-control settings: frozen dataclasses, passed whole (house style 8).
+"""Flow-control settings: frozen dataclasses, passed whole.
 
 Durations are seconds (scaled); sizes bytes; 0 disables a limit where noted. Defaults follow
-the upstream router (reference/router-flow-control.md 3.2, 3.3).
+the upstream router, so its configs behave the same here.
 """
 
 from __future__ import annotations

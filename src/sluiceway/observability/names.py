@@ -1,4 +1,4 @@
-"""Every metric name other systems read (spec/contracts.md section 8), defined once.
+"""Every metric name other systems read (dashboards, alerts, upstream's readers), defined once.
 
 Dashboards, alert rules and the guide's PromQL depend on these exact strings; a test pins them.
 Components build their collectors from these constants and never spell a name themselves.

@@ -1,4 +1,4 @@
-"""Contracts with the outside world (spec/contracts.md sections 1, 2, 5, 6), standard library only.
+"""Contracts with the outside world (docs/design-rules.md rule 30), standard library only.
 
 - :class:`Envelope` / :func:`decode_envelope` / :func:`encode_envelope`: the queue entry;
   :class:`EntryError` (a :class:`~sluiceway.errors.WireError`) tells readable bad entries (id

@@ -1,4 +1,4 @@
-"""Result error codes (spec/contracts.md section 2) and their default messages."""
+"""Result error codes (llm-d-async's) and their default messages."""
 
 from __future__ import annotations
 

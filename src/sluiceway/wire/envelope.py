@@ -1,10 +1,10 @@
-"""The queue entry: a JSON envelope stored as a Redis sorted-set member (spec/contracts.md 1).
+"""The queue entry: a JSON envelope stored as a Redis sorted-set member, in llm-d-async's format.
 
-Decoding is tolerant where producers differ (``internal`` may be ``{}`` or missing, numbers may
-be ints or floats, ``request_kind`` may be missing and then means ``plain``) and strict where a
-wrong value would change what is sent upstream. A bad entry raises :class:`EntryError`, which says
-whether its id could be read (then it deserves an ``INVALID_REQUEST`` result, decisions.md 14) or
-not (then it belongs on ``<queue>:invalid``).
+Decoding is tolerant where producers differ (``internal`` may be ``{}`` or missing, numbers may be
+ints or floats, ``request_kind`` may be missing and then means ``plain``) and strict where a wrong
+value would change what is sent upstream. A bad entry raises :class:`EntryError`, which says whether
+its id could be read (then it deserves an ``INVALID_REQUEST`` result, docs/design-rules.md rule 14)
+or not (then it belongs on ``<queue>:invalid``).
 
 Encoding is compact JSON (no spaces, keys in contract order) and omits empty optional fields, so a
 raw producer's entry decodes and re-encodes to the same bytes when it was written compactly.
@@ -127,14 +127,15 @@ class Envelope:
 
     @property
     def request_token(self) -> str:
-        """The producer's token, else the one derived from the member (decisions.md 13)."""
+        """The producer's token, else one derived from the member (docs/design-rules.md rule 13)."""
         if self.internal.request_token:
             return self.internal.request_token
         return self.source_token or derive_request_token(encode_envelope(self))
 
     @property
     def result_route(self) -> str | None:
-        """The entry's own result destination, if it names one (contracts 2: it wins)."""
+        """The entry's own result destination, if it names one (it wins over the queue's, so
+        per-request mailboxes always work)."""
         return self.internal.result_queue_name or self.data.result_queue_name or None
 
     def with_internal(self, **changes: Any) -> Envelope:
@@ -148,7 +149,7 @@ class Envelope:
 
 
 def derive_request_token(member: str | bytes) -> str:
-    """First 32 hex digits of the SHA-256 of the raw member (decisions.md 13)."""
+    """First 32 hex digits of the SHA-256 of the raw member (docs/design-rules.md rule 13)."""
     raw = member.encode() if isinstance(member, str) else member
     return hashlib.sha256(raw).hexdigest()[:32]
 

@@ -1,4 +1,4 @@
-"""HTTP header names and values other systems read (spec/contracts.md sections 6 and 7).
+"""HTTP header names and values other systems read (llm-d's processor, router and coordinator).
 
 Header names are lower case (HTTP/2 form); compare case-insensitively. Each ``*_ALIASES`` tuple
 lists the accepted spellings, preferred first.

@@ -1,4 +1,4 @@
-"""The six strict lanes of the tier-priority merge (spec/contracts.md section 5)."""
+"""The six strict lanes of the tier-priority merge, keyed as upstream's ``lane_objectives``."""
 
 from __future__ import annotations
 

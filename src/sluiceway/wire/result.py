@@ -1,4 +1,4 @@
-"""The result record pushed to a result list (spec/contracts.md section 2).
+"""The result record pushed to a result list, in llm-d-async's format.
 
 Encoding is compact JSON in the key order ``id``, ``status_code``, ``payload``, ``error_code``,
 ``error_message``, ``request_token``; ``status_code`` appears only when an HTTP answer was

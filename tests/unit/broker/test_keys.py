@@ -1,4 +1,4 @@
-"""Redis key names (contracts section 3) and cluster hash tags."""
+"""Redis key names (as docs/brokers.md lists them) and cluster hash tags."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Transport, pools and merge-policy documents (contracts section 4)."""
+"""Transport, pools and merge-policy documents in llm-d-async's formats."""
 
 from __future__ import annotations
 

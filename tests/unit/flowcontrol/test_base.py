@@ -1,4 +1,4 @@
-"""Outcome -> HTTP mapping (contracts 7, decisions.md 22) and the light contracts module."""
+"""Outcome -> HTTP mapping (docs/design-rules.md rule 22) and the light contracts module."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Scenarios E, F, G of spec/scenarios.md at the decision level, with the guide's six lanes
-(objective priorities 100, 60, 30, 10, -5, -10) on a synthetic pool."""
+"""Flow-control scenarios (holdback, eviction, fairness) at the decision level, with the
+guide's six lanes (objective priorities 100, 60, 30, 10, -5, -10) on a synthetic pool."""
 
 from __future__ import annotations
 
@@ -96,7 +96,8 @@ def test_g_holdback_ceilings_headroom_and_no_cancellation() -> None:
     ids = itertools.count()
     for _ in range(30):
         pool.submit(Request(f"b{next(ids)}", "batch", -10))
-    # Ceilings fall over the seven provisioned bands, band 0 included (decisions.md 20).
+    # Ceilings fall over the seven provisioned bands, band 0 included (docs/design-rules.md rule
+    # 20).
     ceilings = [round(c, 3) for c in pool.cycle().ceilings]
     assert ceilings == [1.0, 0.917, 0.833, 0.75, 0.667, 0.583, 0.5]
     assert len(pool.running) == 6  # overflow-batch stops at 0.5 x 12

@@ -1,17 +1,12 @@
-"""The metric names in sluiceway.observability.names match spec/contracts.md section 8."""
+"""The metric names in sluiceway.observability.names are exactly the ones other systems read:
+llm-d-async's processor metrics, the llm-d router's flow-control metrics, vLLM's metrics."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 
 from sluiceway.observability import names
 
-CONTRACTS = Path("/work/shared/spec/contracts.md")
-
-# The same lists, spelled out, for machines without the shared spec.
 PROCESSOR = {
     "request_total", "request_retries_total", "successful_requests_total",
     "failed_requests_total", "shedded_requests_total", "exceeded_deadline_requests_total",
@@ -44,59 +39,16 @@ VLLM = {
     "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total",
 }  # fmt: skip
 
-_NOT_NAMES = {
-    "queue_id", "queue_name", "pool_name", "inference_pool", "gate_closed", "quota_exhausted",
-    "dropped", "error", "prefill", "decode", "effective", "vllm_",
-}  # fmt: skip
-
-
-def _section_8() -> dict[str, list[str]]:
-    """Backticked tokens of each bullet of section 8, keyed by the bullet's first word."""
-    text = CONTRACTS.read_text(encoding="utf-8")
-    section = text.split("## 8.", 1)[1].split("\n## ", 1)[0]
-    bullets = re.split(r"\n- ", "\n" + section)
-    tokens: dict[str, list[str]] = {}
-    for bullet in bullets[1:]:
-        key = bullet.split(":", 1)[0].strip()
-        found = [t.split("{", 1)[0] for t in re.findall(r"`([^`]+)`", bullet)]
-        tokens[key] = [
-            t
-            for t in found
-            if re.fullmatch(r"[a-z0-9_:.]+", t) and t not in _NOT_NAMES and not t.endswith("_")
-        ]
-    return tokens
-
-
-def _contract_lists() -> tuple[set[str], set[str], set[str], set[str]]:
-    if not CONTRACTS.exists():
-        return PROCESSOR, ROUTER_TWINNED, ROUTER_OTHERS, VLLM
-    bullets = _section_8()
-    router = [
-        "flow_control_global_capacity_utilization_bytes" if t == "..._bytes" else t
-        for t in bullets["Router"]
-    ]
-    twinned = set(router[:6])
-    vllm = {t for t in bullets["Simulator"] if t.startswith("vllm:") and t != "vllm:"}
-    return set(bullets["Processor"]), twinned, set(router[6:]), vllm - {"vllm:gpu_cache_usage_perc"}
-
-
-def test_contract_parse_agrees_with_the_literal_lists() -> None:
-    if not CONTRACTS.exists():
-        pytest.skip("shared spec not present; literal lists used")
-    assert _contract_lists() == (PROCESSOR, ROUTER_TWINNED, ROUTER_OTHERS, VLLM)
-
 
 def test_processor_names() -> None:
-    processor, _, _, _ = _contract_lists()
-    assert set(names.PROCESSOR_METRICS) == processor
-    assert len(names.PROCESSOR_METRICS) == len(processor)
+    assert set(names.PROCESSOR_METRICS) == PROCESSOR
+    assert len(names.PROCESSOR_METRICS) == len(PROCESSOR)
     assert names.processor_metric("queue_depth") == "llm_d_async_async_queue_depth"
 
 
 def test_router_names_and_twins() -> None:
-    _, twinned, others, _ = _contract_lists()
-    assert set(names.ROUTER_TWINNED_METRICS) == twinned
-    assert set(names.ROUTER_METRICS) == others
+    assert set(names.ROUTER_TWINNED_METRICS) == ROUTER_TWINNED
+    assert set(names.ROUTER_METRICS) == ROUTER_OTHERS
     assert names.router_metric("flow_control_queue_size", deprecated=True) == (
         "inference_extension_flow_control_queue_size"
     )
@@ -105,8 +57,7 @@ def test_router_names_and_twins() -> None:
 
 
 def test_simulator_names() -> None:
-    _, _, _, vllm = _contract_lists()
-    assert set(names.VLLM_METRICS) == vllm
+    assert set(names.VLLM_METRICS) == VLLM
     assert names.VLLM_GPU_CACHE_USAGE_PERC_LEGACY == "vllm:gpu_cache_usage_perc"
 
 

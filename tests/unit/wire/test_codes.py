@@ -1,4 +1,4 @@
-"""Error codes and their default messages (contracts section 2)."""
+"""Error codes and their default messages (llm-d-async's)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Header names and dropped reasons (contracts sections 6 and 7)."""
+"""Header names and dropped reasons (the values the llm-d router sends)."""
 
 from __future__ import annotations
 

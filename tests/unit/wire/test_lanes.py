@@ -1,4 +1,4 @@
-"""The six lanes and the unknown-tier rule (contracts section 5)."""
+"""The six lanes and the unknown-tier rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""House style 1: the wire contracts import only the standard library."""
+"""docs/design-rules.md rule 31: the wire contracts import only the standard library."""
 
 from __future__ import annotations
 

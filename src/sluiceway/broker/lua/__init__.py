@@ -1,7 +1,7 @@
-"""Lua scripts of the Redis broker and quota stores (house style 7: writes that must be atomic).
+"""Lua scripts of the Redis broker and quota stores (a write that must be atomic is one script).
 
 Every script takes its keys through ``KEYS`` (never builds names) and ``now`` from the caller
-(decisions.md 1: scripts never call Redis ``TIME``).
+(docs/design-rules.md rule 1: scripts never call Redis ``TIME``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
--- Claim one pending entry for a consumer (durable dequeue, contracts section 3).
+-- Claim one pending entry for a consumer (durable dequeue; keys in docs/brokers.md).
 -- KEYS: pending, claimed, claim-owners, claims-idx
 -- ARGV: member, claim key (id .. "\0" .. request_token), owner token, lease expiry (Unix s)
 -- Returns 1 claimed, 0 another consumer won the entry, -1 this generation is already claimed

@@ -1,4 +1,4 @@
--- Move one due retry back to its queue at its original deadline score (decisions.md 7).
+-- Move one due retry back to its queue at its original deadline score (docs/design-rules.md rule 7).
 -- KEYS: retry set, pending
 -- ARGV: member, queue score
 -- Returns 1 moved, 0 another mover took it first.

@@ -1,4 +1,4 @@
--- Move an unparsable pending member aside to <queue>:invalid (decisions.md 14).
+-- Move an unparsable pending member aside to <queue>:invalid (docs/design-rules.md rule 14).
 -- KEYS: pending, invalid list
 -- ARGV: member
 -- Returns 1 moved, 0 it was no longer pending.

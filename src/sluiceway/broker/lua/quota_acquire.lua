@@ -1,7 +1,7 @@
 -- Concurrency quota: take a slot for one holder unless the live count reached the limit.
--- decisions.md 8 and 15a: KEYS[1] stays a STRING holder count kept by deltas, KEYS[2] is a ZSET
--- of holder token -> lease expiry. Holders whose lease ended before now are reaped first
--- (DECRBY their number). A holder that already holds a slot keeps it, its lease extended.
+-- docs/design-rules.md rules 8 and 15a: KEYS[1] stays a STRING holder count kept by deltas,
+-- KEYS[2] is a ZSET of holder token -> lease expiry. Holders whose lease ended before now are
+-- reaped first (DECRBY their number). A holder that already holds a slot keeps it, its lease extended.
 -- KEYS: count, holders
 -- ARGV: now (Unix s), limit, holder token, lease expiry (Unix s)
 -- Returns {admitted (1/0), count after}.

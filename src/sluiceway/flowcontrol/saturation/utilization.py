@@ -4,10 +4,10 @@ Endpoint score = ``max(waiting / queue_depth_threshold, kv_usage / kv_cache_util
 missing or stale metrics (older than ``staleness`` seconds) score 1.0 (fail closed). Pool
 saturation = unweighted mean of endpoint scores; no endpoints -> 1.0.
 
-In-flight credit (decisions.md 21): scrapes lag dispatches, so every dispatch since the newest
-scrape adds one waiting request's worth of score (``1 / (queue_depth_threshold x endpoints)``)
-until a newer scrape lands. Without it a burst of dispatches would all see the same stale low
-value and overshoot.
+In-flight credit (docs/design-rules.md rule 21): scrapes lag dispatches, so every dispatch since the
+newest scrape adds one waiting request's worth of score (``1 / (queue_depth_threshold x
+endpoints)``) until a newer scrape lands. Without it a burst of dispatches would all see the same
+stale low value and overshoot.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """``priority-holdback-policy``: ceilings fall linearly from ``max_ceiling`` (highest band) to
 ``min_ceiling`` (lowest), so lower bands stop dispatching earlier and leave headroom.
 
-Upstream-exact (decisions.md 20): the spread runs over every provisioned band, band 0 and
-empty bands included. Domains: ``rank`` (by position), ``value`` (by priority value), and
-``explicit`` (a ``ceilings`` map by priority; an unlisted band takes the ceiling of the
-nearest higher band, the top band defaults to ``max_ceiling``).
+Upstream-exact (docs/design-rules.md rule 20): the spread runs over every provisioned band, band 0
+and empty bands included. Domains: ``rank`` (by position), ``value`` (by priority value), and
+``explicit`` (a ``ceilings`` map by priority; an unlisted band takes the ceiling of the nearest
+higher band, the top band defaults to ``max_ceiling``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""priority-holdback: rank / value / explicit ceilings, upstream-exact (decisions.md 20)."""
+"""priority-holdback: rank / value / explicit ceilings, upstream-exact (docs/design-rules.md rule
+20)."""
 
 from __future__ import annotations
 
