@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from sluiceway.wire import headers
+
 if TYPE_CHECKING:
     from sluiceway.flowcontrol.flows import Flow
 
@@ -23,8 +25,8 @@ __all__ = [
     "EndpointSnapshot",
     "FairnessPolicy",
     "Finalized",
+    "FlowAnswer",
     "FlowKey",
-    "HttpAnswer",
     "Item",
     "ItemState",
     "LimitInput",
@@ -36,7 +38,7 @@ __all__ = [
     "UsageLimitPolicy",
 ]
 
-DEFAULT_FAIRNESS_ID = "default-flow"
+DEFAULT_FAIRNESS_ID = headers.DEFAULT_FAIRNESS_ID
 
 
 class Outcome(enum.Enum):
@@ -53,18 +55,18 @@ class Outcome(enum.Enum):
 
 
 class DropReason(enum.StrEnum):
-    """Values of the ``x-llm-d-request-dropped-reason`` response header."""
+    """Values of the ``x-llm-d-request-dropped-reason`` response header (spelled in ``wire``)."""
 
-    SATURATED = "rejected-saturated"
-    TTL_EXPIRED = "rejected-ttl-expired"
-    NO_ENDPOINTS = "rejected-no-endpoints"
-    CONTEXT_CANCELLED = "rejected-context-cancelled"
-    SHUTTING_DOWN = "rejected-shutting-down"
-    EVICTED = "evicted"
+    SATURATED = headers.REASON_SATURATED
+    TTL_EXPIRED = headers.REASON_TTL_EXPIRED
+    NO_ENDPOINTS = headers.REASON_NO_ENDPOINTS
+    CONTEXT_CANCELLED = headers.REASON_CONTEXT_CANCELLED
+    SHUTTING_DOWN = headers.REASON_SHUTTING_DOWN
+    EVICTED = headers.REASON_EVICTED
 
 
 @dataclass(frozen=True, slots=True)
-class HttpAnswer:
+class FlowAnswer:
     """What the router answers for a drop: status code and dropped-reason header (or None)."""
 
     status: int
@@ -75,22 +77,22 @@ _TOO_MANY = 429
 _UNAVAILABLE = 503
 
 
-def _http_for(outcome: Outcome, pool_empty: bool, shutting_down: bool) -> HttpAnswer | None:
+def _http_for(outcome: Outcome, pool_empty: bool, shutting_down: bool) -> FlowAnswer | None:
     if outcome is Outcome.DISPATCHED:
         return None
     if shutting_down:
-        return HttpAnswer(_UNAVAILABLE, DropReason.SHUTTING_DOWN)
+        return FlowAnswer(_UNAVAILABLE, DropReason.SHUTTING_DOWN)
     if outcome is Outcome.REJECTED_CAPACITY:
-        return HttpAnswer(_TOO_MANY, DropReason.SATURATED)
+        return FlowAnswer(_TOO_MANY, DropReason.SATURATED)
     if outcome in (Outcome.REJECTED_NO_ENDPOINTS, Outcome.EVICTED_NO_ENDPOINTS):
-        return HttpAnswer(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
+        return FlowAnswer(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
     if outcome is Outcome.EVICTED_TTL:
         if pool_empty:
-            return HttpAnswer(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
-        return HttpAnswer(_TOO_MANY, DropReason.TTL_EXPIRED)
+            return FlowAnswer(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
+        return FlowAnswer(_TOO_MANY, DropReason.TTL_EXPIRED)
     if outcome is Outcome.EVICTED_CONTEXT_CANCELLED:
-        return HttpAnswer(_UNAVAILABLE, DropReason.CONTEXT_CANCELLED)
-    return HttpAnswer(500, None)
+        return FlowAnswer(_UNAVAILABLE, DropReason.CONTEXT_CANCELLED)
+    return FlowAnswer(500, None)
 
 
 class FlowKey(NamedTuple):
@@ -209,7 +211,7 @@ class Finalized(NamedTuple):
     pool_empty: bool = False
     shutting_down: bool = False
 
-    def http(self) -> HttpAnswer | None:
+    def http(self) -> FlowAnswer | None:
         """The HTTP answer for a drop (docs/design-rules.md rule 22); None when dispatched."""
         return _http_for(self.outcome, self.pool_empty, self.shutting_down)
 

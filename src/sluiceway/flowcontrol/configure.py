@@ -1,5 +1,9 @@
 """Turn a parsed ``EndpointPickerConfig`` into flow-control settings and a detector.
 
+This module is the engine's one door to ``sluiceway.config``: it reads the validated plugin
+parameter models and builds the policies and detectors they describe, so the rest of
+``flowcontrol`` stays a pure engine that imports no configuration code and no pydantic.
+
 Plugins are instantiated once per instance name and shared (policies keep per-band state
 themselves). Defaults follow upstream: global-strict fairness, FCFS ordering, static usage
 limit 1.0, the utilization detector (also built from the legacy top-level
@@ -9,9 +13,24 @@ its detector is the configured one, or none (everything passes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
+from sluiceway.config.flow_plugins import (
+    AdaptiveHoldbackParams,
+    ConcurrencyDetectorParams,
+    EDFParams,
+    FCFSParams,
+    GlobalStrictParams,
+    PriorityHoldbackParams,
+    RoundRobinParams,
+    SLODeadlineParams,
+    SoftReflectiveParams,
+    StaticUsageLimitParams,
+    TokenFairParams,
+    UtilizationDetectorParams,
+)
 from sluiceway.config.registry import params_model, require_implemented
 from sluiceway.config.router import EndpointPickerConfig, FlowControlConfig, PriorityBandConfig
 from sluiceway.errors import ConfigError
@@ -21,10 +40,18 @@ from sluiceway.flowcontrol.base import (
     SaturationDetector,
     UsageLimitPolicy,
 )
+from sluiceway.flowcontrol.fairness import GlobalStrict, RoundRobin, TokenFair
+from sluiceway.flowcontrol.ordering import EDF, FCFS, SLODeadline
 from sluiceway.flowcontrol.saturation import ConcurrencyDetector, UtilizationDetector
 from sluiceway.flowcontrol.settings import BandSettings, EvictionSettings, FlowControlSettings
+from sluiceway.flowcontrol.usage import (
+    AdaptiveHoldback,
+    PriorityHoldback,
+    SoftReflective,
+    StaticUsageLimit,
+)
 
-__all__ = ["RouterFlowControl", "configure"]
+__all__ = ["RouterFlowControl", "build_plugin", "configure"]
 
 _FAIRNESS = "global-strict-fairness-policy"
 _ORDERING = "fcfs-ordering-policy"
@@ -61,9 +88,66 @@ class _Plugins:
         model = params_model(spec.type)
         if model is None:  # pragma: no cover - require_implemented guarantees a model
             raise ConfigError(f"plugin type {spec.type!r} has no parameters model", field=where)
-        built = model.model_validate(spec.parameters).build()  # type: ignore[attr-defined]
+        built = build_plugin(model.model_validate(spec.parameters))
         self._built[ref] = built
         return built
+
+
+def _token_fair(p: TokenFairParams) -> TokenFair:
+    return TokenFair(p.input_token_weight, p.output_token_weight)
+
+
+def _priority_holdback(p: PriorityHoldbackParams) -> PriorityHoldback:
+    return PriorityHoldback(
+        p.min_ceiling, p.max_ceiling, domain=p.domain, explicit=dict(p.ceilings)
+    )
+
+
+def _adaptive_holdback(p: AdaptiveHoldbackParams) -> AdaptiveHoldback:
+    return AdaptiveHoldback(p.window, p.buckets, p.safety, p.margin, p.min_ceiling, p.max_ceiling)
+
+
+def _utilization(p: UtilizationDetectorParams) -> UtilizationDetector:
+    return UtilizationDetector(
+        p.queue_depth_threshold,
+        p.kv_cache_util_threshold,
+        p.metrics_staleness_threshold,
+        p.headroom,
+    )
+
+
+def _concurrency(p: ConcurrencyDetectorParams) -> ConcurrencyDetector:
+    return ConcurrencyDetector(
+        p.max_concurrency, p.max_token_concurrency, p.concurrency_mode, p.headroom
+    )
+
+
+# parameters model -> builder of the policy or detector it configures
+_BUILDERS: Final[dict[type[Any], Callable[[Any], object]]] = {
+    GlobalStrictParams: lambda _: GlobalStrict(),
+    RoundRobinParams: lambda _: RoundRobin(),
+    TokenFairParams: _token_fair,
+    FCFSParams: lambda _: FCFS(),
+    EDFParams: lambda _: EDF(),
+    SLODeadlineParams: lambda _: SLODeadline(),
+    StaticUsageLimitParams: lambda p: StaticUsageLimit(p.threshold),
+    PriorityHoldbackParams: _priority_holdback,
+    SoftReflectiveParams: lambda _: SoftReflective(),
+    AdaptiveHoldbackParams: _adaptive_holdback,
+    UtilizationDetectorParams: _utilization,
+    ConcurrencyDetectorParams: _concurrency,
+}
+
+
+def build_plugin(params: object) -> object:
+    """The policy or detector that a validated plugin parameters model configures.
+
+    Raises TypeError for a model with no builder (a registry entry without one here is a bug).
+    """
+    builder = _BUILDERS.get(type(params))
+    if builder is None:
+        raise TypeError(f"no flow-control builder for {type(params).__name__}")
+    return builder(params)
 
 
 def configure(config: EndpointPickerConfig) -> RouterFlowControl:

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from sluiceway.flowcontrol import DropReason, Finalized, Outcome
-from sluiceway.flowcontrol.base import FlowKey, Request
+from sluiceway.flowcontrol.base import FlowAnswer, FlowKey, Request
+from sluiceway.wire import headers
 
 
 def answer(outcome: Outcome, *, empty: bool = False, down: bool = False) -> tuple[int, str | None]:
@@ -53,6 +54,16 @@ def test_labels_and_header_values_are_upstream_exact() -> None:
         "EvictedOther",
     ]
     assert DropReason.EVICTED == "evicted"
+
+
+def test_drop_reasons_are_the_wire_values() -> None:
+    assert tuple(DropReason) == headers.DROPPED_REASONS
+
+
+def test_an_answer_is_a_status_and_a_reason() -> None:
+    got = Finalized("r", Outcome.REJECTED_CAPACITY, "t", 0, 0, 0.0).http()
+    assert got == FlowAnswer(429, DropReason.SATURATED)
+    assert Finalized("r", Outcome.DISPATCHED, "t", 0, 0, 0.0).http() is None
 
 
 def test_flow_key_string_and_request_defaults() -> None:

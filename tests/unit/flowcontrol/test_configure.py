@@ -8,10 +8,18 @@ import pytest
 import yaml
 
 from sluiceway.config import load_endpoint_picker_config
+from sluiceway.config.flow_plugins import (
+    AdaptiveHoldbackParams,
+    ConcurrencyDetectorParams,
+    PriorityHoldbackParams,
+    TokenFairParams,
+    UtilizationDetectorParams,
+)
+from sluiceway.config.registry import IMPLEMENTED, params_model
 from sluiceway.config.router_values import RouterValues, embedded_picker_configs
 from sluiceway.errors import ConfigError
 from sluiceway.flowcontrol import CapacityView, FlowController, Request
-from sluiceway.flowcontrol.configure import configure
+from sluiceway.flowcontrol.configure import build_plugin, configure
 from sluiceway.flowcontrol.fairness import GlobalStrict, RoundRobin, TokenFair
 from sluiceway.flowcontrol.ordering import FCFS
 from sluiceway.flowcontrol.saturation import ConcurrencyDetector, UtilizationDetector
@@ -110,3 +118,44 @@ def test_bad_plugin_parameters_fail_at_load() -> None:
     with pytest.raises(ConfigError) as err:
         load_endpoint_picker_config(data)
     assert "maxConcurrency" in str(err.value)
+
+
+def test_every_registered_plugin_type_has_a_builder() -> None:
+    flow_plugins = [n for n, target in IMPLEMENTED.items() if ".flow_plugins:" in target]
+    assert len(flow_plugins) == 12
+    for name in flow_plugins:
+        model = params_model(name)
+        assert model is not None
+        params = model.model_validate({"minCeiling": 0.5} if "priority-holdback" in name else {})
+        assert build_plugin(params) is not None, name
+
+
+def test_builders_carry_the_parameters() -> None:
+    holdback = build_plugin(
+        PriorityHoldbackParams.model_validate(
+            {"minCeiling": 0.1, "domain": "explicit", "ceilings": {"10": 0.8}}
+        )
+    )
+    assert isinstance(holdback, PriorityHoldback) and holdback.explicit == {10: 0.8}
+    util = build_plugin(
+        UtilizationDetectorParams.model_validate({"metricsStalenessThreshold": "2s"})
+    )
+    assert isinstance(util, UtilizationDetector)
+    assert (util.queue_depth_threshold, util.kv_cache_util_threshold, util.staleness) == (5, 0.8, 2)
+    conc = build_plugin(ConcurrencyDetectorParams.model_validate({"concurrencyMode": "hybrid"}))
+    assert isinstance(conc, ConcurrencyDetector)
+    assert (conc.max_concurrency, conc.max_token_concurrency, conc.mode) == (
+        100,
+        1_000_000,
+        "hybrid",
+    )
+    fair = build_plugin(TokenFairParams.model_validate({"outputTokenWeight": 3}))
+    assert isinstance(fair, TokenFair) and fair.charge_of(10, 10) == 40
+    adapt = build_plugin(AdaptiveHoldbackParams.model_validate({"window": "2m", "safety": 2}))
+    assert isinstance(adapt, AdaptiveHoldback)
+    assert (adapt.window, adapt.safety, adapt.margin) == (120.0, 2.0, 1.0)
+
+
+def test_a_model_without_a_builder_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="no flow-control builder"):
+        build_plugin(object())

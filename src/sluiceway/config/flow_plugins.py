@@ -1,7 +1,8 @@
-"""Parameter models of the flow-control plugin types (registered in ``config/registry.py``).
+"""Parameter models of the router's flow-control plugin types (registered in ``registry.py``).
 
-Each model validates one plugin's ``parameters`` block (camelCase keys, unknown keys rejected)
-and builds the policy or detector it configures.
+Each model validates one plugin's ``parameters`` block (camelCase keys as upstream, unknown keys
+rejected). The models only describe configuration: ``sluiceway.flowcontrol.configure`` builds the
+policy or detector each one configures, so the flow-control engine never imports pydantic.
 """
 
 from __future__ import annotations
@@ -12,15 +13,6 @@ from pydantic import Field, model_validator
 
 from sluiceway.config.base import CamelModel
 from sluiceway.config.params import Duration
-from sluiceway.flowcontrol.fairness import GlobalStrict, RoundRobin, TokenFair
-from sluiceway.flowcontrol.ordering import EDF, FCFS, SLODeadline
-from sluiceway.flowcontrol.saturation import ConcurrencyDetector, UtilizationDetector
-from sluiceway.flowcontrol.usage import (
-    AdaptiveHoldback,
-    PriorityHoldback,
-    SoftReflective,
-    StaticUsageLimit,
-)
 
 __all__ = [
     "AdaptiveHoldbackParams",
@@ -39,13 +31,11 @@ __all__ = [
 
 
 class GlobalStrictParams(CamelModel):
-    def build(self) -> GlobalStrict:
-        return GlobalStrict()
+    """``global-strict-fairness-policy``: no parameters."""
 
 
 class RoundRobinParams(CamelModel):
-    def build(self) -> RoundRobin:
-        return RoundRobin()
+    """``round-robin-fairness-policy``: no parameters."""
 
 
 class TokenFairParams(CamelModel):
@@ -54,30 +44,23 @@ class TokenFairParams(CamelModel):
     input_token_weight: float = Field(default=1.0, ge=0)
     output_token_weight: float = Field(default=2.0, ge=0)
 
-    def build(self) -> TokenFair:
-        return TokenFair(self.input_token_weight, self.output_token_weight)
-
 
 class FCFSParams(CamelModel):
-    def build(self) -> FCFS:
-        return FCFS()
+    """``fcfs-ordering-policy``: no parameters."""
 
 
 class EDFParams(CamelModel):
-    def build(self) -> EDF:
-        return EDF()
+    """``edf-ordering-policy``: no parameters."""
 
 
 class SLODeadlineParams(CamelModel):
-    def build(self) -> SLODeadline:
-        return SLODeadline()
+    """``slo-deadline-ordering-policy``: no parameters (the SLO comes in headers)."""
 
 
 class StaticUsageLimitParams(CamelModel):
-    threshold: float = Field(default=1.0, ge=0)
+    """``static-usage-limit-policy``: one ceiling for every band."""
 
-    def build(self) -> StaticUsageLimit:
-        return StaticUsageLimit(self.threshold)
+    threshold: float = Field(default=1.0, ge=0)
 
 
 class PriorityHoldbackParams(CamelModel):
@@ -100,15 +83,9 @@ class PriorityHoldbackParams(CamelModel):
             raise ValueError("ceilings must be in [0, 1]")
         return self
 
-    def build(self) -> PriorityHoldback:
-        return PriorityHoldback(
-            self.min_ceiling, self.max_ceiling, domain=self.domain, explicit=dict(self.ceilings)
-        )
-
 
 class SoftReflectiveParams(CamelModel):
-    def build(self) -> SoftReflective:
-        return SoftReflective()
+    """``soft-reflective-ceiling-policy``: no parameters."""
 
 
 class AdaptiveHoldbackParams(CamelModel):
@@ -130,18 +107,10 @@ class AdaptiveHoldbackParams(CamelModel):
             raise ValueError("minCeiling must be below maxCeiling")
         return self
 
-    def build(self) -> AdaptiveHoldback:
-        return AdaptiveHoldback(
-            self.window,
-            self.buckets,
-            self.safety,
-            self.margin,
-            self.min_ceiling,
-            self.max_ceiling,
-        )
-
 
 class UtilizationDetectorParams(CamelModel):
+    """``utilization-detector``: thresholds on scraped queue depth and KV-cache use."""
+
     queue_depth_threshold: float = Field(default=5, gt=0)
     kv_cache_util_threshold: float = Field(default=0.8, gt=0, le=1)
     metrics_staleness_threshold: Duration = 0.2
@@ -152,26 +121,12 @@ class UtilizationDetectorParams(CamelModel):
             return [f"{path}.headroom: {self.headroom} is above 1.0"]
         return []
 
-    def build(self) -> UtilizationDetector:
-        return UtilizationDetector(
-            self.queue_depth_threshold,
-            self.kv_cache_util_threshold,
-            self.metrics_staleness_threshold,
-            self.headroom,
-        )
-
 
 class ConcurrencyDetectorParams(CamelModel):
+    """``concurrency-detector``: limits on in-flight requests and/or tokens."""
+
     max_concurrency: int = Field(default=100, gt=0)
     max_token_concurrency: int = Field(default=1_000_000, gt=0)
     concurrency_mode: Literal["requests", "tokens", "hybrid"] = "requests"
     headroom: float = Field(default=0.0, ge=0)
     in_flight_load_producer_name: str = ""
-
-    def build(self) -> ConcurrencyDetector:
-        return ConcurrencyDetector(
-            self.max_concurrency,
-            self.max_token_concurrency,
-            self.concurrency_mode,
-            self.headroom,
-        )
