@@ -153,11 +153,11 @@ class RenewOutcome(Enum):
 class ResultWrite:
     """One result record to push with an ack.
 
-    ``destination`` is the result list; ``record`` the JSON text of the result (contracts
-    section 2); ``expire_after`` the list's expiry in wall seconds after the push
-    (``result_ttl_seconds``), or None. ``request_id`` / ``request_token`` guard the cleanup of
-    the ``request-active:`` and ``request-cancel:`` markers: they are deleted only while they
-    still hold this token, so an old generation never clears a newer one's markers.
+    ``destination`` is the result list; ``record`` the JSON text of the result (the wire format of
+    ``sluiceway.wire.result``); ``expire_after`` the list's expiry in wall seconds after the push
+    (``result_ttl_seconds``), or None. ``request_id`` / ``request_token`` guard the cleanup of the
+    ``request-active:`` and ``request-cancel:`` markers: they are deleted only while they still hold
+    this token, so an old generation never clears a newer one's markers.
     """
 
     destination: str

@@ -27,7 +27,7 @@ GUIDE_MEMBER = (
     '"prompt":"summarize this","max_tokens":64},"metadata":{"team":"premium"}}}'
 )
 
-# The contract's example entry (section 1), written compactly.
+# llm-d-async's example queue entry, written compactly.
 CONTRACT_MEMBER = (
     '{"internal":{"request_token":"0123456789abcdef0123456789abcdef",'
     '"request_queue_name":"team-batch","result_queue_name":"results-list",'
