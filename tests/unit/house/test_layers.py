@@ -133,6 +133,20 @@ def test_flowcontrol_names_no_io_library_and_no_pydantic() -> None:
     assert _breaches("flowcontrol", lambda _, n: _top(n) not in banned) == []
 
 
+@pytest.mark.parametrize("module", ["errors.py", "clock.py"])
+def test_leaf_modules_import_only_the_standard_library(module: str) -> None:
+    """Every layer may use these two, so they must not drag anything in."""
+    names = [n for n in _imports(PACKAGE / module) if n != "sluiceway"]
+    assert [n for n in names if _top(n) not in STDLIB] == []
+
+
+def test_config_reads_documents_with_pydantic_and_yaml_only() -> None:
+    """Third-party imports of ``config/``: the model and document libraries (typer for the
+    ``check-config`` command)."""
+    libraries = {"pydantic", "pydantic_core", "yaml", "typer"}
+    assert _breaches("config", lambda _, n: _top(n) in STDLIB | libraries | {"sluiceway"}) == []
+
+
 def test_config_knows_no_component() -> None:
     """Config models describe documents; components read them, never the other way round."""
     components = [
