@@ -1,4 +1,4 @@
-"""load_processor_settings: values file, flags on top, cross-document checks."""
+"""load_processor_settings: flags on top of the values file, defaults, cross-document checks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sluiceway.config import load_processor_settings
-from sluiceway.errors import ConfigError, UnsupportedError
+from sluiceway.errors import ConfigError
 
 GUIDE = Path(__file__).resolve().parents[2] / "fixtures" / "guide"
 QUEUE = {"queue_name": "q", "igw_base_url": "http://r"}
@@ -18,38 +18,6 @@ def _json(tmp_path: Path, name: str, data: object) -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return path
-
-
-def test_guide_values_load() -> None:
-    loaded = load_processor_settings(
-        config_file=GUIDE / "values-redis-quota-only.yaml", env={"REDIS_URL": "redis://env:1"}
-    )
-    settings = loaded.value
-    assert settings.transport == "redis-sortedset"
-    assert settings.transport_config.url == "redis://env:1"
-    assert settings.transport_config.poll_interval_ms == 500
-    assert [q.id for q in settings.transport_config.queues] == [
-        "team-premium",
-        "team-standard",
-        "team-batch",
-    ]
-    assert settings.pool("teams").workers == 16
-    assert settings.merge_policy.parameters.fairness_attribute == "team"
-
-
-def test_url_secret_used_without_env() -> None:
-    settings = load_processor_settings(
-        config_file=GUIDE / "values-redis-quota-only.yaml", env={}
-    ).value
-    assert settings.transport_config.url == "redis://redis:6379"
-
-
-def test_url_secret_stays_an_alias_of_the_processor_redis_when_env_overrides() -> None:
-    settings = load_processor_settings(
-        config_file=GUIDE / "values-redis-quota-only.yaml", env={"REDIS_URL": "redis://env:1"}
-    ).value
-    assert settings.transport_config.url == "redis://env:1"
-    assert settings.url_aliases == ("redis://redis:6379",)
 
 
 def test_no_alias_without_a_values_file(tmp_path: Path) -> None:
@@ -118,31 +86,6 @@ def test_both_transport_config_sources_rejected(tmp_path: Path) -> None:
         )
 
 
-@pytest.mark.parametrize(
-    ("patch", "error", "field"),
-    [
-        ("  transformConfig: {requestTransforms: []}\n", UnsupportedError, "ap.transformConfig"),
-        ("  metrics: {secure: true}\n", UnsupportedError, "ap.metrics.secure"),
-        ("  colour: red\n", ConfigError, "ap.colour"),
-    ],
-)
-def test_values_strictness(
-    tmp_path: Path, patch: str, error: type[ConfigError], field: str
-) -> None:
-    path = tmp_path / "values.yaml"
-    path.write_text("ap:\n  transport: memory\n" + patch)
-    with pytest.raises(error) as info:
-        load_processor_settings(config_file=path, env={})
-    assert info.value.field == field
-
-
 def test_unknown_override_rejected() -> None:
     with pytest.raises(ConfigError):
         load_processor_settings(transport="memory", overrides={"speed": 1}, env={})
-
-
-def test_values_ports(tmp_path: Path) -> None:
-    path = tmp_path / "values.yaml"
-    path.write_text("ap:\n  transport: memory\n  metrics: {port: 0}\n  health: {port: 0}\n")
-    settings = load_processor_settings(config_file=path, env={}).value
-    assert (settings.metrics_port, settings.health_port) == (0, 0)
