@@ -25,10 +25,10 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
-from sluiceway.processor.app import Processor
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.wire.lanes import LANE_KEYS
 
 TEAMS = (("premium", "interactive", 2), ("standard", "async", 2), ("batch", "batch", 1))
@@ -44,7 +44,7 @@ def _start_upstream() -> tuple[subprocess.Popen[str], str]:
     return proc, line[-1]
 
 
-def _settings(url: str, workers: int) -> ProcessorSettings:
+def _settings(url: str, workers: int) -> ProcessorSpec:
     queues = [
         QueueSpec(
             id=f"team-{team}",
@@ -68,7 +68,7 @@ def _settings(url: str, workers: int) -> ProcessorSettings:
             stamp_lanes=True, lane_objectives={k: k for k in LANE_KEYS}, fairness_attribute="team"
         ),
     )
-    return ProcessorSettings(
+    return ProcessorSpec(
         queues=queues,
         pools=(PoolSpec("teams", workers),),
         merge=merge,

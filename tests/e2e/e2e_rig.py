@@ -20,9 +20,9 @@ from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.clock import RealClock
 from sluiceway.gates.quota_stores import open_quota_stores
-from sluiceway.processor.app import Processor
 from sluiceway.processor.headers import HeaderPolicy
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.sim import Engine
 from sluiceway.wire import ResultRecord, decode_result
 from sluiceway.wire.lanes import LANE_KEYS
@@ -100,7 +100,7 @@ def team_queues(url: str, *, gating_mode: str = "classifying") -> list[QueueSpec
     ]
 
 
-def guide_settings(queues: Sequence[QueueSpec], *, workers: int, **kw: Any) -> ProcessorSettings:
+def guide_settings(queues: Sequence[QueueSpec], *, workers: int, **kw: Any) -> ProcessorSpec:
     merge = MergeSpec(
         ordering="tier-priority",
         headers=HeaderPolicy(
@@ -116,7 +116,7 @@ def guide_settings(queues: Sequence[QueueSpec], *, workers: int, **kw: Any) -> P
         "backlog_interval": 0,
     }
     base.update(kw)
-    return ProcessorSettings(**base)
+    return ProcessorSpec(**base)
 
 
 def guide_entry(team: str, index: int, *, now: float, ttl: float = 600) -> tuple[str, float]:
@@ -150,7 +150,7 @@ async def collect(broker: Broker, count: int, *, within: float) -> list[ResultRe
 
 @asynccontextmanager
 async def redis_processor(
-    settings: ProcessorSettings, url: str, clock: RealClock, *, transport: str = "redis-sortedset"
+    settings: ProcessorSpec, url: str, clock: RealClock, *, transport: str = "redis-sortedset"
 ) -> AsyncIterator[tuple[Processor, Broker]]:
     """A processor on the Redis (or SQLite) broker with that transport's quota stores."""
     options = BrokerOptions(url=url, time_scale=clock.scale)

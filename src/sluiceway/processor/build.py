@@ -1,7 +1,7 @@
 """From the configuration documents to a running processor's parts.
 
 :func:`runtime_settings` maps the validated config (``sluiceway.config.settings``) onto the
-runtime's :class:`~sluiceway.processor.settings.ProcessorSettings`; :func:`open_backend` opens
+runtime's :class:`~sluiceway.processor.specs.ProcessorSpec`; :func:`open_backend` opens
 the broker and the quota stores its transport implies.
 """
 
@@ -17,7 +17,7 @@ from sluiceway.errors import ConfigError
 from sluiceway.gates.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 
 __all__ = ["Backend", "merge_spec", "open_backend", "queue_spec", "runtime_settings"]
 
@@ -59,11 +59,11 @@ def merge_spec(policy: MergePolicyConfig) -> MergeSpec:
     return MergeSpec(ordering=policy.type, headers=headers, tier_label=params.tier_label)
 
 
-def runtime_settings(config: ProcessorConfig) -> ProcessorSettings:
+def runtime_settings(config: ProcessorConfig) -> ProcessorSpec:
     """The runtime settings of a validated processor configuration (seconds are scaled)."""
     tc = config.transport_config
     key = "topics" if tc.transport == "gcp-pubsub" else "queues"
-    return ProcessorSettings(
+    return ProcessorSpec(
         queues=tuple(queue_spec(q, i, key) for i, q in enumerate(tc.all_queues)),
         pools=tuple(
             PoolSpec(p.id, p.workers, p.gate_type, dict(p.gate_params)) for p in config.pools

@@ -27,13 +27,13 @@ from sluiceway.gates.base import (
     apply_chain,
     budget_allows,
 )
-from sluiceway.processor.item import WorkItem, holder_token
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.outcome import deadline_result
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder, dropped_result
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.recorder import Recorder, dropped_result
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
+from sluiceway.processor.work_item import WorkItem, holder_token
 from sluiceway.wire import EntryError, Envelope, ErrorCode, ResultRecord, decode_envelope, lane_for
 
 __all__ = ["Candidate", "Held", "QueueIngest", "Scan", "Taken"]
@@ -99,7 +99,7 @@ class Scan:
 class QueueIngest:
     """The ingest task of one queue."""
 
-    def __init__(self, rt: Runtime, queue: QueueSpec, pool: PoolRuntime, gate: Gate | None) -> None:
+    def __init__(self, rt: Runtime, queue: QueueSpec, pool: ReadyBuffer, gate: Gate | None) -> None:
         self._rt = rt
         self._queue = queue
         self._pool = pool

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
 from sluiceway.processor.cancel_watch import CancelWatch
-from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.processor.outcome import HttpAnswer
-from sluiceway.processor.settings import ProcessorSettings
-from sluiceway.processor.signals import Pulse
+from sluiceway.processor.pulse import Pulse
+from sluiceway.processor.specs import ProcessorSpec
+from sluiceway.processor.work_item import WorkItem
 
 __all__ = ["AttemptMemory", "ClaimBook", "Runtime"]
 
@@ -86,7 +86,7 @@ class Runtime:
 
     broker: Broker
     clock: Clock
-    settings: ProcessorSettings
+    settings: ProcessorSpec
     metrics: ProcessorMetrics
     book: ClaimBook = field(default_factory=ClaimBook)
     memory: AttemptMemory = field(default_factory=AttemptMemory)

@@ -24,10 +24,10 @@ from sluiceway.clock import Clock
 from sluiceway.config.processor import TransportConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.ports import PortAnnouncer
-from sluiceway.processor.app import Processor
 from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
-from sluiceway.processor.health import health_app
+from sluiceway.processor.http_app import health_app
 from sluiceway.processor.reload import watch_transport_config
+from sluiceway.processor.service import Processor
 
 __all__ = ["Endpoints", "run_processor"]
 

@@ -2,7 +2,7 @@
 
 ``admit`` (cancellation, deadline, pool gates with parking), ``dispatch`` (the HTTP attempt,
 watched for cancellation), ``record`` (result or retry). Every path ends the claim exactly once
-through the :class:`~sluiceway.processor.record.Recorder`. A drain that runs out of time cancels
+through the :class:`~sluiceway.processor.recorder.Recorder`. A drain that runs out of time cancels
 the worker: its request goes back to the queue with its retry count unchanged.
 """
 
@@ -24,12 +24,12 @@ from sluiceway.gates.base import (
 )
 from sluiceway.processor.headers import build_headers, build_url
 from sluiceway.processor.ingest import gate_reason
-from sluiceway.processor.item import WorkItem
 from sluiceway.processor.outcome import Attempt, Finish, deadline_result, decide
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder, dropped_result
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.recorder import Recorder, dropped_result
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
+from sluiceway.processor.work_item import WorkItem
 from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
 
 __all__ = ["Worker"]
@@ -42,7 +42,7 @@ _PARKED_CANCEL_CHECK = 1.0  # scaled seconds between cancellation checks of a pa
 class Worker:
     """One worker of a pool: one request at a time."""
 
-    def __init__(self, rt: Runtime, pool: PoolRuntime, upstream: Upstream) -> None:
+    def __init__(self, rt: Runtime, pool: ReadyBuffer, upstream: Upstream) -> None:
         self._rt = rt
         self._pool = pool
         self._upstream = upstream

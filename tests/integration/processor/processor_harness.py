@@ -14,10 +14,10 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
-from sluiceway.processor.app import Processor
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 from sluiceway.wire import ResultRecord, decode_result
 from sluiceway.wire.lanes import LANE_KEYS
@@ -54,9 +54,7 @@ def team_queues(url: str, *, gating_mode: str = "classifying", **kw: Any) -> lis
     ]
 
 
-def guide_settings(
-    queues: Sequence[QueueSpec], *, workers: int = 1, **kw: Any
-) -> ProcessorSettings:
+def guide_settings(queues: Sequence[QueueSpec], *, workers: int = 1, **kw: Any) -> ProcessorSpec:
     merge = MergeSpec(
         ordering="tier-priority",
         headers=HeaderPolicy(
@@ -74,7 +72,7 @@ def guide_settings(
         "backlog_interval": 0,
     }
     base.update(kw)
-    return ProcessorSettings(**base)
+    return ProcessorSpec(**base)
 
 
 def guide_entry(
@@ -146,7 +144,7 @@ async def rig(sim_config: SimConfig | None = None, *, scale: float = SCALE) -> A
         yield Rig(MemoryBroker(), clock, sim, sim.urls[0])
 
 
-def processor(r: Rig, settings: ProcessorSettings) -> Processor:
+def processor(r: Rig, settings: ProcessorSpec) -> Processor:
     return Processor(settings, r.broker, clock=r.clock, registry=CollectorRegistry())
 
 

@@ -8,9 +8,9 @@ import pytest
 from processor_harness import RESULTS, collect, guide_settings, rig, wait_until
 from prometheus_client import CollectorRegistry
 
-from sluiceway.processor.app import Processor
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import PoolSpec, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import PoolSpec, QueueSpec
 from sluiceway.sim import SimConfig
 
 pytestmark = pytest.mark.serial

@@ -13,8 +13,8 @@ from prometheus_client import CollectorRegistry
 from sluiceway.broker.base import Claim, ResultWrite
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.errors import BrokerError
-from sluiceway.processor.app import Processor
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import QueueSpec
 
 pytestmark = pytest.mark.serial
 

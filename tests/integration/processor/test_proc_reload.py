@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from processor_harness import collect, guide_entry, guide_settings, processor, rig
 
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
 
 pytestmark = pytest.mark.serial
 

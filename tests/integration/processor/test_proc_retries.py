@@ -10,9 +10,9 @@ from processor_harness import Rig, collect, guide_entry, guide_settings, rig
 from prometheus_client import CollectorRegistry
 
 from sluiceway.ports import free_port
-from sluiceway.processor.app import Processor
 from sluiceway.processor.outcome import RetryPolicy
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import QueueSpec
 from sluiceway.wire import ResultRecord
 
 pytestmark = pytest.mark.serial

@@ -11,8 +11,8 @@ from sluiceway.clock import VirtualClock
 from sluiceway.config.settings import load_processor_settings
 from sluiceway.errors import ConfigError
 from sluiceway.gates.quota import QuotaGate
-from sluiceway.processor.app import Processor
 from sluiceway.processor.build import runtime_settings
+from sluiceway.processor.service import Processor
 
 GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
 

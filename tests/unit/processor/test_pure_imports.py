@@ -15,7 +15,7 @@ HEAVY = ("aiohttp", "redis", "starlette", "uvicorn", "prometheus_client", "pydan
     [
         "sluiceway.broker.base",
         "sluiceway.gates.base",
-        "sluiceway.processor.lanes",
+        "sluiceway.processor.lane_scheduler",
         "sluiceway.processor.retry",
         "sluiceway.processor.outcome",
         "sluiceway.processor.headers",

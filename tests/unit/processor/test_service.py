@@ -9,9 +9,9 @@ from prometheus_client import CollectorRegistry
 from sluiceway.broker.base import claim_key
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
-from sluiceway.processor.app import Processor
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.wire import decode_envelope
 
 NOW = 1_700_000_000.0
@@ -30,7 +30,7 @@ async def _orphan_claim(broker: MemoryBroker, queue: str) -> None:
 
 async def test_reclaimer_and_backlog_poller_follow_a_reload() -> None:
     clock, broker = VirtualClock(NOW), MemoryBroker()
-    settings = ProcessorSettings(
+    settings = ProcessorSpec(
         queues=(A,), pools=(PoolSpec("p", 1),), reclaim_interval=1.0, backlog_interval=1.0
     )
     registry = CollectorRegistry()

@@ -40,11 +40,11 @@ from sluiceway.processor.maintenance import (
     stop_tasks,
 )
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.reload import ReloadPlan, plan_reload
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import ProcessorSpec, QueueSpec
 from sluiceway.processor.upstream import Upstream
 from sluiceway.processor.worker import Worker
 
@@ -70,7 +70,7 @@ class Processor:
 
     def __init__(
         self,
-        settings: ProcessorSettings,
+        settings: ProcessorSpec,
         broker: Broker,
         *,
         clock: Clock | None = None,
@@ -92,7 +92,7 @@ class Processor:
         )
         self._quota_store = quota_store or memory_stores()
         self._services = dict(services or {})
-        self.pools: dict[str, PoolRuntime] = {}
+        self.pools: dict[str, ReadyBuffer] = {}
         self.ingests: list[QueueIngest] = []
         self._gates: list[Gate] = []
         self._upstream = Upstream(self.rt.clock, connections=sum(p.workers for p in settings.pools))
@@ -148,7 +148,7 @@ class Processor:
             gate = self._gate(
                 spec.gate_type, spec.gate_params, spec.workers, labels, f"pools.{index}.gate_params"
             )
-            self.pools[spec.id] = PoolRuntime(
+            self.pools[spec.id] = ReadyBuffer(
                 spec,
                 ordering=merge.ordering,
                 queues=queues,

@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sluiceway.processor.headers import HeaderPolicy
-from sluiceway.processor.lanes import Ordering
+from sluiceway.processor.lane_scheduler import Ordering
 from sluiceway.processor.outcome import RetryPolicy
 
-__all__ = ["MergeSpec", "PoolSpec", "ProcessorSettings", "QueueSpec"]
+__all__ = ["MergeSpec", "PoolSpec", "ProcessorSpec", "QueueSpec"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class MergeSpec:
 
 
 @dataclass(frozen=True)
-class ProcessorSettings:
+class ProcessorSpec:
     """Everything the runtime needs (durations in scaled seconds).
 
     ``batch_size``: entries one poll examines without admitting before it stops scanning;

@@ -8,9 +8,9 @@ import logging
 
 from sluiceway.broker.base import Claim, ResultWrite
 from sluiceway.gates.base import Decision
-from sluiceway.processor.item import WorkItem
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
+from sluiceway.processor.work_item import WorkItem
 from sluiceway.wire import ErrorCode, ResultRecord, encode_envelope
 
 __all__ = ["Recorder", "dropped_result", "result_route"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from sluiceway.gates.base import Decision, Verdict
-from sluiceway.processor.record import dropped_result, result_route
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.recorder import dropped_result, result_route
+from sluiceway.processor.specs import QueueSpec
 
 PLAIN = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw")
 ROUTED = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw", result_queue_name="q-res")
