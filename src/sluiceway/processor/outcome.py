@@ -12,20 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sluiceway.processor.results import (
+    HttpAnswer,
+    deadline_result,
+    http_result,
+    inference_error_result,
+)
 from sluiceway.processor.retry import plan_retry
-from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
+from sluiceway.wire import ResultRecord
 
 __all__ = [
     "Attempt",
     "AttemptKind",
     "Category",
     "Finish",
-    "HttpAnswer",
     "Retry",
     "RetryPolicy",
     "Step",
     "categorize",
-    "deadline_result",
     "decide",
 ]
 
@@ -46,14 +50,6 @@ class Category(StrEnum):
     INVALID_REQ = "INVALID_REQ"
     SERVER_ERROR = "SERVER_ERROR"
     TRANSPORT = "TRANSPORT"
-
-
-@dataclass(frozen=True, slots=True)
-class HttpAnswer:
-    """An HTTP answer kept for the last-answer rule: status and body text."""
-
-    status: int
-    body: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,25 +103,11 @@ def categorize(attempt: Attempt) -> Category:
     return Category.SERVER_ERROR
 
 
-def _http_result(request_id: str, answer: HttpAnswer, token: str) -> ResultRecord:
-    return ResultRecord.ok(request_id, answer.status, answer.body, request_token=token)
-
-
 def _error_text(attempt: Attempt) -> str:
     text = f"{attempt.error or attempt.kind.value}"
     if attempt.dropped_reason:
         text = f"{text} (dropped: {attempt.dropped_reason})"
     return text
-
-
-def deadline_result(
-    request_id: str, token: str, last: HttpAnswer | None, message: str | None = None
-) -> ResultRecord:
-    """The result of a request its deadline ended: the last HTTP answer it got, if any, else
-    ``DEADLINE_EXCEEDED`` (``message`` None: the default text)."""
-    if last is not None:
-        return _http_result(request_id, last, token)
-    return ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token)
 
 
 def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Attempt) -> Finish:
@@ -141,12 +123,8 @@ def _gives_up(attempt: Attempt, *, attempts: int, connect_errors: int, policy: R
 
 def _give_up(request_id: str, token: str, attempt: Attempt) -> Finish:
     if attempt.answer is not None:
-        return Finish(_http_result(request_id, attempt.answer, token), "failed")
-    message = f"{DEFAULT_MESSAGES[ErrorCode.INFERENCE_ERROR]}: {_error_text(attempt)}"
-    return Finish(
-        ResultRecord.error(request_id, ErrorCode.INFERENCE_ERROR, message, request_token=token),
-        "failed",
-    )
+        return Finish(http_result(request_id, token, attempt.answer), "failed")
+    return Finish(inference_error_result(request_id, token, _error_text(attempt)), "failed")
 
 
 def decide(
@@ -171,10 +149,10 @@ def decide(
     category = categorize(attempt)
     if category is Category.SUCCESS:
         assert attempt.answer is not None
-        return Finish(_http_result(request_id, attempt.answer, request_token), "successful")
+        return Finish(http_result(request_id, request_token, attempt.answer), "successful")
     if category is Category.INVALID_REQ:
         assert attempt.answer is not None
-        return Finish(_http_result(request_id, attempt.answer, request_token), "failed")
+        return Finish(http_result(request_id, request_token, attempt.answer), "failed")
     if _gives_up(attempt, attempts=attempts, connect_errors=connect_errors, policy=policy):
         return _give_up(request_id, request_token, attempt)
     plan = plan_retry(

@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 def _warn_shared_ttl(queue: QueueSpec, default_route: str) -> None:
-    """decisions.md 15: an expiry on a list many requests share expires them all."""
+    """An expiry on a list many requests share expires them all: say so at start-up."""
     if queue.result_ttl_seconds is not None:
         shared = queue.result_queue_name or default_route
         log.warning(
@@ -144,7 +144,7 @@ class Processor:
         merge = self.settings.merge
         for index, spec in enumerate(self.settings.pools):
             queues = sum(1 for q in self.settings.queues if q.pool_id == spec.id)
-            labels = QueueLabels("", "", spec.id)
+            labels = QueueLabels.of_pool(spec.id)
             gate = self._gate(
                 spec.gate_type, spec.gate_params, spec.workers, labels, f"pools.{index}.gate_params"
             )
@@ -156,7 +156,7 @@ class Processor:
                 buffer_per_queue=self.settings.buffer_per_queue,
                 on_room=self.rt.work_changed.fire,
             )
-            self.metrics.worker_limit.labels(spec.id).set(spec.workers)
+            self.metrics.pool_configured(spec.id, spec.workers)
 
     def _build_ingests(self) -> None:
         for index, queue in enumerate(self.settings.queues):
@@ -202,7 +202,7 @@ class Processor:
             await asyncio.gather(task, return_exceptions=True)
         recorder = Recorder(self.rt)
         for item in self.pools[ingest.queue.pool_id].remove_queue(ingest.queue.queue_name):
-            self.metrics.queue_depth.labels(*item.labels.values()).dec()
+            self.metrics.unbuffered(item.labels)
             await recorder.release(item)
         if ingest.gate is not None:
             if ingest.gate in self._gates:
@@ -288,7 +288,7 @@ class Processor:
         recorder = Recorder(self.rt)
         for pool in self.pools.values():
             for item in await pool.close():
-                self.metrics.queue_depth.labels(*item.labels.values()).dec()
+                self.metrics.unbuffered(item.labels)
                 await recorder.release(item)
 
     async def _finish_in_flight(self, drain_timeout: float) -> None:

@@ -1,5 +1,4 @@
-"""Gate decision reasons (upstream's rule: overflow refusals are quota_exhausted), and
-cancelled requests at ingest: answered whether the queue gates admit, hold or drop them."""
+"""Cancelled requests at ingest: answered whether the queue gates admit, hold or drop them."""
 
 from __future__ import annotations
 
@@ -12,28 +11,13 @@ from sluiceway.broker.base import ClaimAsk, ClaimOutcome, Entry
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Decision, GateRequest, Holdings, Verdict
-from sluiceway.processor.ingest import QueueIngest, gate_reason
+from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.processor.producer import Producer, request
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.wire import ErrorCode
-
-
-@pytest.mark.parametrize(
-    ("verdict", "classification", "reason"),
-    [
-        (Verdict.REFUSE, "overflow", "quota_exhausted"),
-        (Verdict.REFUSE, "reserved", "gate_closed"),
-        (Verdict.WAIT, None, "gate_closed"),
-        (Verdict.WAIT, "overflow", "quota_exhausted"),
-        (Verdict.DROP, "overflow", "dropped"),
-        (Verdict.ERROR, "reserved", "error"),
-    ],
-)
-def test_gate_reason(verdict: Verdict, classification: str | None, reason: str) -> None:
-    assert gate_reason(verdict, classification) == reason
 
 
 class HoldingGate:

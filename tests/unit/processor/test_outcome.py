@@ -9,13 +9,12 @@ from sluiceway.processor.outcome import (
     AttemptKind,
     Category,
     Finish,
-    HttpAnswer,
     Retry,
     RetryPolicy,
     categorize,
-    deadline_result,
     decide,
 )
+from sluiceway.processor.results import HttpAnswer
 
 
 def http(status: int, body: str = "b", retry_after: float | None = None) -> Attempt:
@@ -106,10 +105,3 @@ def test_dropped_reason_is_recorded() -> None:
     final = run(refused, connect_errors=5)
     assert isinstance(final, Finish) and "(dropped: evicted)" in final.result.error_message
     assert isinstance(run(attempt), Retry)
-
-
-def test_the_deadline_result_is_the_last_answer_else_deadline_exceeded() -> None:
-    answered = deadline_result("r", "t", HttpAnswer(503, "busy"))
-    silent = deadline_result("r", "t", None, "deadline exceeded: timeout")
-    assert (answered.status_code, answered.payload, answered.error_code) == (503, "busy", "")
-    assert silent.error_code == "DEADLINE_EXCEEDED" and "timeout" in silent.payload

@@ -1,11 +1,8 @@
-"""Result destination precedence (contracts 2: the request's own route wins)."""
+"""Result destination precedence: the request's own route wins."""
 
 from __future__ import annotations
 
-import json
-
-from sluiceway.gates.base import Decision, Verdict
-from sluiceway.processor.recorder import dropped_result, result_route
+from sluiceway.processor.recorder import result_route
 from sluiceway.processor.specs import QueueSpec
 
 PLAIN = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw")
@@ -23,12 +20,3 @@ def test_queue_route_beats_the_default() -> None:
 def test_default_route_last() -> None:
     assert result_route(None, PLAIN, "result-list") == "result-list"
     assert result_route("", PLAIN, "results-list") == "results-list"
-
-
-def test_a_drop_carries_the_gates_message_or_payload() -> None:
-    plain = dropped_result("r", "t", Decision(Verdict.DROP))
-    said = dropped_result("r", "t", Decision(Verdict.DROP, "over quota"))
-    own = dropped_result("r", "t", Decision(Verdict.DROP, "x", drop_payload='{"code":429}'))
-    assert plain.error_code == said.error_code == own.error_code == "GATE_DROPPED"
-    assert json.loads(said.payload) == {"error": "over quota"}
-    assert own.payload == '{"code":429}' and plain.payload != said.payload

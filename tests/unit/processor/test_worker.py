@@ -15,9 +15,10 @@ from sluiceway.gates.base import CONTINUE, WAIT, Decision, Gate, GateRequest, Ho
 from sluiceway.processor import worker as worker_module
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.metrics import ProcessorMetrics
-from sluiceway.processor.outcome import Attempt, AttemptKind, HttpAnswer
+from sluiceway.processor.outcome import Attempt, AttemptKind
 from sluiceway.processor.producer import Producer, request
 from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.processor.upstream import Upstream
