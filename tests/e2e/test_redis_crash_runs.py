@@ -21,7 +21,6 @@ import redis.asyncio as aioredis
 from e2e_rig import FAIRNESS, OBJECTIVE, REQUEST_ID, RESULTS, SimLog, guide_entry
 from fleet import TEAMS, Fleet, Member, fleet, inflight, write_configs
 
-from sluiceway.broker.redis import KILL_BEFORE_ACK_ENV
 from sluiceway.clock import RealClock
 from sluiceway.localservices import RedisServer
 from sluiceway.sim import SimConfig, running_simulator
@@ -107,8 +106,7 @@ async def _run(
             lease=LEASE, reclaim_ms=RECLAIM_MS,
         )  # fmt: skip
         with fleet(tmp_path, flags) as f:
-            env = {KILL_BEFORE_ACK_ENV: str(fault_at)} if fault_at else None
-            first = await asyncio.to_thread(f.start, env)
+            first = await asyncio.to_thread(f.start, fault_at or None)
             for _ in range(processes - 1):
                 await asyncio.to_thread(f.start)
             ids = await _publish(raw, counts)

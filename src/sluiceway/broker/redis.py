@@ -42,10 +42,8 @@ from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.redis_batch import ScriptBatcher
 from sluiceway.broker.redis_connect import (
     DEFAULT_MAX_CONNECTIONS,
-    KILL_BEFORE_ACK_ENV,
     AnyRedis,
     connect_redis,
-    kill_before_ack_hook,
     make_waker,
 )
 from sluiceway.broker.wakeup import EventWaker, WakeMode, Waker
@@ -53,7 +51,6 @@ from sluiceway.errors import BrokerError, ConfigError
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
-    "KILL_BEFORE_ACK_ENV",
     "RedisBroker",
     "connect_redis",
     "open_redis_broker",
@@ -90,15 +87,17 @@ def _ms(wall_seconds: float | None) -> int:
 class RedisBroker:
     """A :class:`~sluiceway.broker.base.Broker` over Redis sorted sets, lists and Lua."""
 
+    # Fault hook for crash tests (None in the shipped package; tests install one): awaited
+    # before every ack ("ack:before": the HTTP answer is in, nothing is written) and between
+    # the steps of a cross-slot ack ("ack:pushed"); raising or dying there leaves Redis as a
+    # crash at that point would.
+    fault_hook: Callable[[str], Awaitable[None]] | None = None
+
     def __init__(self, client: AnyRedis, *, keyspace: Keyspace, waker: Waker) -> None:
         self._client = client
         self._keys = keyspace
         self._waker = waker
         self._queues: dict[str, QueueKeys] = {}
-        # Fault hook for crash tests: awaited before every ack ("ack:before": the HTTP answer is
-        # in, nothing is written) and between the steps of a cross-slot ack ("ack:pushed");
-        # raising or dying there leaves Redis as a crash at that point would.
-        self.fault_hook: Callable[[str], Awaitable[None]] | None = kill_before_ack_hook()
         self._lease_hooks = LeaseHooks()
         self._cancels = CancelCache()
         self._scripts: dict[str, AsyncScript] = {

@@ -101,6 +101,7 @@ class Processor:
         self._background: list[asyncio.Task[None]] = []
         self._ready = False
         self._stopped = asyncio.Event()
+        self._forced = asyncio.Event()
         self._build_pools()
         self._build_ingests()
 
@@ -291,12 +292,29 @@ class Processor:
                 self.metrics.unbuffered(item.labels)
                 await recorder.release(item)
 
+    def force_stop(self) -> None:
+        """End a drain now (a second SIGTERM / SIGINT): in-flight calls are aborted and their
+        entries returned to their queues with the retry count unchanged."""
+        self._forced.set()
+
     async def _finish_in_flight(self, drain_timeout: float) -> None:
         if not self._workers:
             return
-        _, pending = await asyncio.wait(self._workers, timeout=self.rt.wall(drain_timeout))
+        finished = asyncio.ensure_future(asyncio.wait(self._workers))
+        forced = asyncio.ensure_future(self._forced.wait())
+        try:
+            await asyncio.wait(
+                {finished, forced},
+                timeout=self.rt.wall(drain_timeout),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            for waiter in (finished, forced):
+                waiter.cancel()
+        pending = [task for task in self._workers if not task.done()]
         if pending:
-            log.warning("drain timeout: returning %d in-flight requests", len(pending))
+            why = "forced stop" if self._forced.is_set() else "drain timeout"
+            log.warning("%s: returning %d in-flight requests to their queues", why, len(pending))
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
