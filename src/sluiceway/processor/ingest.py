@@ -34,6 +34,7 @@ from sluiceway.gates.base import (
 )
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.pulse import Pulse
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.results import (
@@ -131,6 +132,9 @@ class QueueIngest:
         self.gate = gate
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
         self._stopped = False
+        # Poll accounting for Processor.wait_idle: polls started / finished, entries admitted.
+        self.polls_started = self.polls_done = self.admitted_total = 0
+        self.polled = Pulse()
 
     @property
     def queue(self) -> QueueSpec:
@@ -178,6 +182,17 @@ class QueueIngest:
         """Examine pending entries until the pool has no room for this queue or ``batch_size``
         entries were skipped; returns how many were admitted. Each peeked batch is claimed in
         one broker call (:meth:`~sluiceway.broker.base.Broker.claim_many`)."""
+        self.polls_started += 1
+        admitted = 0
+        try:
+            admitted = await self._poll()
+        finally:
+            self.polls_done += 1
+            self.admitted_total += admitted
+            self.polled.fire()
+        return admitted
+
+    async def _poll(self) -> int:
         admitted = skipped = 0
         limit = self._rt.settings.batch_size
         while self._running and (room := self._pool.room_for(self._queue.queue_name)) > 0:

@@ -46,3 +46,17 @@ async def test_reclaimer_and_backlog_poller_follow_a_reload() -> None:
         labels = {"queue_id": "b", "queue_name": "b", "pool_name": "p"}
         backlog = registry.get_sample_value("llm_d_async_async_broker_backlog", labels)
         assert backlog == 1.0
+
+
+async def test_wait_idle_returns_once_every_queue_was_read_and_nothing_is_held() -> None:
+    clock, broker = VirtualClock(NOW), MemoryBroker()
+    settings = ProcessorSpec(queues=(A, B), pools=(PoolSpec("p", 2),), result_queue_name="res")
+    late = Producer(broker, queue="a", clock=clock)
+    await late.submit_many([request(f"late-{i}", {}, deadline=NOW + 1) for i in range(3)])
+    await Producer(broker, queue="b", clock=clock).submit(request("r", {}, deadline=NOW + 60))
+    clock.advance(2)  # a's entries are past their deadline: answered at ingest
+    async with Processor(settings, broker, clock=clock, registry=CollectorRegistry()) as proc:
+        await proc.wait_idle()
+        assert await broker.result_count("res") == 3
+        assert await broker.backlog("a") == 0 and await broker.backlog("b") == 1
+        assert broker.claimed_count("a") == broker.claimed_count("b") == 0
