@@ -4,7 +4,8 @@ Part ``broker`` (always): N requests through the ``redis-sortedset`` broker's du
 (one ingest loop peeks a batch and claims it in one call; C workers ack each with its result),
 against a baseline measured in the same run: upstream's old destructive cycle (ZPOPMIN + LPUSH,
 no claim, no fencing) at the same concurrency. Reports requests/s, client CPU per request,
-client round trips per request (decisions.md 17) and Redis commandstats per request.
+client round trips per request (what "Redis commands per request" counts) and Redis
+commandstats per request.
 
 Part ``e2e``: one in-process processor on Redis against a zero-latency upstream (another
 process): processor CPU per request, throughput beside a bare aiohttp client at the same

@@ -1,11 +1,12 @@
 """The ``redis-sortedset`` broker: the upstream keys and formats with durable claims.
 
 Every state change is one Lua script from :mod:`sluiceway.broker.lua` over the keys of
-:mod:`sluiceway.broker.keys`, with ``now`` and lease instants from the caller (decisions.md 1).
-Delivery (decisions.md 13): on standalone Redis an entry is pending, claimed, parked for retry or
-answered, never two at once, and an ack pushes the result and drops the claim in one script
-fenced by the owner token. In cluster mode a result list in another slot is written
-renew-then-push-then-drop (at-least-once; results carry ``request_token``).
+:mod:`sluiceway.broker.keys`, with ``now`` and lease instants from the caller (scripts never
+read Redis ``TIME``, so the one scaled clock rules). Delivery: on standalone Redis an entry is
+pending, claimed, parked for retry or answered, never two at once, and an ack pushes the result
+and drops the claim in one script fenced by the owner token. In cluster mode a result list in
+another slot is written renew-then-push-then-drop (at-least-once; results carry
+``request_token``).
 
 Connection: a ``redis://`` / ``rediss://`` URL (AUTH as ``user:password@``, TLS by scheme, DB as
 the path), ``mode`` standalone | cluster | sentinel (``addrs``, ``master_name``).
@@ -109,7 +110,8 @@ class RedisBroker:
 
     @property
     def wake_mode(self) -> WakeMode:
-        """Whether arrivals wake consumers by keyspace events or by polling (decisions.md 12)."""
+        """Whether arrivals wake consumers by keyspace events or by polling (read once at
+        start, from the server's ``notify-keyspace-events``)."""
         return self._waker.mode
 
     def add_lease_hook(self, hook: Callable[[float], Awaitable[object]]) -> None:

@@ -1,6 +1,6 @@
 """``sluiceway processor``, ``sluiceway publish`` and ``sluiceway results``.
 
-``processor`` takes llm-d-async's flags (contracts section 4) plus sluiceway's (``--config``,
+``processor`` takes llm-d-async's flags (docs/configuration.md) plus sluiceway's (``--config``,
 ``--gate-wait-timeout``, ``--time-scale``, ``--port``). ``publish`` writes exactly the guide's
 ``publish()`` entries; ``results`` reads a result list.
 """

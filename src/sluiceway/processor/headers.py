@@ -22,7 +22,7 @@ _MAX_FAIRNESS_BYTES = 256
 
 @dataclass(frozen=True, slots=True)
 class HeaderPolicy:
-    """What the merge policy stamps (contracts section 4, merge policy parameters)."""
+    """What the merge policy stamps (its parameters in docs/configuration.md)."""
 
     stamp_lanes: bool = False
     lane_objectives: Mapping[str, str] = field(default_factory=dict)

@@ -1,4 +1,5 @@
-"""The processor's Prometheus metrics (contracts section 8), one registry per processor.
+"""The processor's Prometheus metrics (upstream's names, docs/processor.md), one registry per
+processor.
 
 Names come from :mod:`sluiceway.observability.names`; labels are the queue triple
 (``queue_id``, ``queue_name``, ``pool_name``). Pool-gate series carry empty queue labels, as

@@ -1,7 +1,8 @@
 """What one upstream attempt means: finish with a result, or retry later (pure).
 
-Classes follow llm-d-async (reference 6.3) with one deliberate change (section 12.4):
-connection errors and per-attempt timeouts are retried too, up to ``max_connect_errors`` in a
+Classes follow llm-d-async's (success, rate limit, invalid request, server error) with one
+deliberate change: connection errors and per-attempt timeouts are retried too (a model server
+that restarts must not fail requests that have time left), up to ``max_connect_errors`` in a
 row. ``max_attempts`` caps all attempts of a request (None = until the deadline, as upstream).
 When retrying is over because of the deadline, the last HTTP answer is the result if there was
 one, else ``DEADLINE_EXCEEDED``.
@@ -65,7 +66,7 @@ class Attempt:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Per-queue retry limits (decisions.md 27): None = unlimited attempts."""
+    """Per-queue retry limits (sluiceway's own queue settings): None = unlimited attempts."""
 
     max_attempts: int | None = None
     max_connect_errors: int = 5

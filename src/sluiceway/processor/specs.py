@@ -1,7 +1,8 @@
 """Runtime settings of a processor, built once from the config documents and flags.
 
-Durations are scaled seconds (decisions.md 1). The config models (``sluiceway.config``) say
-what operators write; these frozen dataclasses say what the runtime needs, passed whole.
+Durations are scaled seconds (one time scale for the whole system, ``--time-scale``). The config
+models (``sluiceway.config``) say what operators write; these frozen dataclasses say what the
+runtime needs, passed whole.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every processor metric of contracts section 8 is exported under its exact name."""
+"""Every processor metric upstream exports is exported under its exact name."""
 
 from __future__ import annotations
 
