@@ -19,6 +19,8 @@ HEAVY = ("aiohttp", "redis", "starlette", "uvicorn", "prometheus_client", "pydan
         "sluiceway.processor.retry",
         "sluiceway.processor.outcome",
         "sluiceway.processor.headers",
+        "sluiceway.processor.results",
+        "sluiceway.processor.gating",
     ],
 )
 def test_module_imports_nothing_heavy(module: str) -> None:
