@@ -40,14 +40,27 @@ def heartbeat_interval(lease: float) -> float:
     return min(30.0, max(1.0, lease / 3))
 
 
-async def run_every(rt: Runtime, interval: float, step: Callable[[], Awaitable[object]]) -> None:
-    """Run ``step`` every ``interval`` scaled seconds until the processor stops."""
+async def run_every(
+    rt: Runtime,
+    interval: float,
+    step: Callable[[], Awaitable[object]],
+    *,
+    at_once: bool = False,
+) -> None:
+    """Run ``step`` every ``interval`` scaled seconds until the processor stops (``at_once``:
+    the first run right away, as for gauges that should not read 0 until the first tick)."""
+    if at_once:
+        await _run_step(step)
     while True:
         await rt.clock.sleep(interval)
-        try:
-            await step()
-        except Exception:
-            log.exception("background step %s failed", getattr(step, "__name__", step))
+        await _run_step(step)
+
+
+async def _run_step(step: Callable[[], Awaitable[object]]) -> None:
+    try:
+        await step()
+    except Exception:
+        log.exception("background step %s failed", getattr(step, "__name__", step))
 
 
 async def heartbeat_once(rt: Runtime) -> int:

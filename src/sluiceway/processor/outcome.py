@@ -1,9 +1,11 @@
 """What one upstream attempt means: finish with a result, or retry later (pure).
 
 Classes follow llm-d-async's (success, rate limit, invalid request, server error) with one
-deliberate change: connection errors and per-attempt timeouts are retried too (a model server
-that restarts must not fail requests that have time left), up to ``max_connect_errors`` in a
-row. ``max_attempts`` caps all attempts of a request (None = until the deadline, as upstream).
+deliberate change: connection errors and per-attempt timeouts are retried too, while the
+deadline allows, with their backoff capped at ``connect_backoff_cap`` (a model server restart
+takes minutes and must not fail requests that have time left); ``max_connect_errors`` (opt-in)
+caps them in a row. ``max_attempts`` caps all attempts of a request (None = until the deadline,
+as upstream).
 When retrying is over because of the deadline, the last HTTP answer is the result if there was
 one, else ``DEADLINE_EXCEEDED``.
 """
@@ -19,10 +21,11 @@ from sluiceway.processor.results import (
     http_result,
     inference_error_result,
 )
-from sluiceway.processor.retry import plan_retry
+from sluiceway.processor.retry import MAX_BACKOFF_SECONDS, plan_retry
 from sluiceway.wire import ResultRecord
 
 __all__ = [
+    "DEFAULT_CONNECT_BACKOFF_CAP",
     "Attempt",
     "AttemptKind",
     "Category",
@@ -64,12 +67,19 @@ class Attempt:
     error: str = ""
 
 
+# Scaled seconds: the longest backoff between attempts that failed to connect, so a model
+# server that comes back is used again within about this long.
+DEFAULT_CONNECT_BACKOFF_CAP = 10.0
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Per-queue retry limits (sluiceway's own queue settings): None = unlimited attempts."""
+    """Per-queue retry limits (sluiceway's own queue settings): None = unlimited.
+    ``connect_backoff_cap``: scaled seconds, the longest backoff after a transport failure."""
 
     max_attempts: int | None = None
-    max_connect_errors: int = 5
+    max_connect_errors: int | None = None
+    connect_backoff_cap: float = DEFAULT_CONNECT_BACKOFF_CAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +129,8 @@ def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Att
 def _gives_up(attempt: Attempt, *, attempts: int, connect_errors: int, policy: RetryPolicy) -> bool:
     if policy.max_attempts is not None and attempts >= policy.max_attempts:
         return True
-    return attempt.answer is None and connect_errors >= policy.max_connect_errors
+    cap = policy.max_connect_errors
+    return attempt.answer is None and cap is not None and connect_errors >= cap
 
 
 def _give_up(request_id: str, token: str, attempt: Attempt) -> Finish:
@@ -162,6 +173,7 @@ def decide(
         retry_after=attempt.retry_after,
         rand=rand,
         jitter=jitter,
+        cap=policy.connect_backoff_cap if category is Category.TRANSPORT else MAX_BACKOFF_SECONDS,
     )
     if plan.terminal:
         return _terminal(request_id, request_token, last_answer, attempt)

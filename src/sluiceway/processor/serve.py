@@ -28,6 +28,7 @@ from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
 from sluiceway.processor.http_app import health_app
 from sluiceway.processor.reload import watch_transport_config
 from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import DEFAULT_BACKLOG_INTERVAL
 
 __all__ = ["Endpoints", "StopSignals", "run_processor"]
 
@@ -142,6 +143,7 @@ async def run_processor(
     services: Mapping[str, object] | None = None,
     stop: asyncio.Event | None = None,
     force: asyncio.Event | None = None,
+    backlog_interval: float = DEFAULT_BACKLOG_INTERVAL,
 ) -> None:
     """Run until SIGTERM / SIGINT (or ``stop`` is set), then drain and exit; a second signal
     (or ``force``) during the drain stops at once. Whatever fails on the way, the HTTP servers
@@ -155,7 +157,7 @@ async def run_processor(
         backend = await open_backend(config, time_scale=clock.scale)
         stack.push_async_callback(backend.aclose)
         processor = Processor(
-            runtime_settings(config),
+            runtime_settings(config, backlog_interval=backlog_interval),
             backend.broker,
             clock=clock,
             quota_store=backend.quota_stores,

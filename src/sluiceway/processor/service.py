@@ -260,7 +260,10 @@ class Processor:
             self._background.append(
                 asyncio.create_task(
                     run_every(
-                        rt, settings.backlog_interval, lambda: poll_backlog_once(rt, labels())
+                        rt,
+                        settings.backlog_interval,
+                        lambda: poll_backlog_once(rt, labels()),
+                        at_once=True,
                     ),
                     name="backlog",
                 )

@@ -14,7 +14,17 @@ from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.lane_scheduler import Ordering
 from sluiceway.processor.outcome import RetryPolicy
 
-__all__ = ["MergeSpec", "PoolSpec", "ProcessorSpec", "QueueSpec"]
+__all__ = [
+    "DEFAULT_BACKLOG_INTERVAL",
+    "DEFAULT_REQUEST_PATH",
+    "MergeSpec",
+    "PoolSpec",
+    "ProcessorSpec",
+    "QueueSpec",
+]
+
+DEFAULT_REQUEST_PATH = "/v1/completions"  # upstream's, also for an empty request_path_url
+DEFAULT_BACKLOG_INTERVAL = 15.0  # scaled seconds between backlog polls (upstream's default)
 
 
 @dataclass(frozen=True)
@@ -24,7 +34,7 @@ class QueueSpec:
     id: str
     queue_name: str
     igw_base_url: str
-    request_path: str = "/v1/completions"
+    request_path: str = DEFAULT_REQUEST_PATH
     inference_objective: str = ""
     pool_id: str = "default"
     result_queue_name: str = ""
@@ -74,7 +84,7 @@ class ProcessorSpec:
     request_timeout: float = 300.0
     drain_timeout: float = 120.0
     gate_wait_timeout: float = 300.0
-    backlog_interval: float = 15.0
+    backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None
 

@@ -102,6 +102,17 @@ def test_deadline_without_any_answer_is_deadline_exceeded() -> None:
 def test_dropped_reason_is_recorded() -> None:
     attempt = Attempt(AttemptKind.HTTP, HttpAnswer(429, "x"), dropped_reason="rejected-saturated")
     refused = Attempt(AttemptKind.CONNECT_ERROR, error="reset", dropped_reason="evicted")
-    final = run(refused, connect_errors=5)
+    final = run(refused, connect_errors=5, policy=RetryPolicy(max_connect_errors=5))
     assert isinstance(final, Finish) and "(dropped: evicted)" in final.result.error_message
     assert isinstance(run(attempt), Retry)
+
+
+def test_connection_errors_retry_while_the_deadline_allows_with_a_capped_backoff() -> None:
+    many = run(REFUSED, attempts=40, connect_errors=40, remaining=600.0, rand=0.999)
+    assert isinstance(many, Retry) and 5.0 <= many.delay < 10.0
+    answered = run(http(503), attempts=40, remaining=600.0, rand=0.999)
+    assert isinstance(answered, Retry) and answered.delay > 10.0  # HTTP errors keep the 60 s cap
+    short_cap = run(
+        REFUSED, attempts=40, connect_errors=40, policy=RetryPolicy(connect_backoff_cap=2)
+    )
+    assert isinstance(short_cap, Retry) and short_cap.delay < 2.0

@@ -60,3 +60,15 @@ async def test_wait_idle_returns_once_every_queue_was_read_and_nothing_is_held()
         assert await broker.result_count("res") == 3
         assert await broker.backlog("a") == 0 and await broker.backlog("b") == 1
         assert broker.claimed_count("a") == broker.claimed_count("b") == 0
+
+
+async def test_the_backlog_is_polled_at_start_not_one_interval_later() -> None:
+    clock, broker = VirtualClock(NOW), MemoryBroker()
+    await Producer(broker, queue="b", clock=clock).submit(request("r", {}, deadline=NOW + 60))
+    settings = ProcessorSpec(queues=(B,), pools=(PoolSpec("p", 1),), backlog_interval=15.0)
+    registry = CollectorRegistry()
+    async with Processor(settings, broker, clock=clock, registry=registry):
+        await clock.run_until_idle(limit=0.5)
+        labels = {"queue_id": "b", "queue_name": "b", "pool_name": "p"}
+        assert clock.now() < NOW + 15
+        assert registry.get_sample_value("llm_d_async_async_broker_backlog", labels) == 1.0
