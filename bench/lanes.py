@@ -1,6 +1,6 @@
 """Lane scheduler cost: add + pop per request, beside a plain heap measured in the same run.
 
-The processor's ready buffer (``sluiceway.processor.lanes.LaneScheduler``) does strict lanes,
+The processor's ready buffer (``sluiceway.processor.lane_scheduler``) does strict lanes,
 round-robin across queues and earliest deadline first inside a queue. The baseline is one
 ``heapq`` ordered by (lane, deadline) with no round-robin, the least any lane order could cost.
 Reported: microseconds per add+pop and the ratio to the baseline, for buffers of the sizes the
@@ -17,7 +17,7 @@ import itertools
 import random
 import time
 
-from sluiceway.processor.lanes import LaneScheduler
+from sluiceway.processor.lane_scheduler import LaneScheduler
 
 QUEUES = [f"team-{i}" for i in range(8)]
 

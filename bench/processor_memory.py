@@ -25,13 +25,12 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
-from sluiceway.processor.app import Processor
-from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.guide_spec import GUIDE_TEAMS, guide_spec, team_queues
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
-from sluiceway.wire.lanes import LANE_KEYS
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import ProcessorSpec
 
-TEAMS = (("premium", "interactive", 2), ("standard", "async", 2), ("batch", "batch", 1))
+TEAMS = tuple((team, tier, limit) for team, (tier, limit) in GUIDE_TEAMS.items())
 
 
 def _start_upstream() -> tuple[subprocess.Popen[str], str]:
@@ -44,37 +43,8 @@ def _start_upstream() -> tuple[subprocess.Popen[str], str]:
     return proc, line[-1]
 
 
-def _settings(url: str, workers: int) -> ProcessorSettings:
-    queues = [
-        QueueSpec(
-            id=f"team-{team}",
-            queue_name=f"team-{team}",
-            igw_base_url=url,
-            pool_id="teams",
-            labels={"tier": tier},
-            gate_type="redis-quota",
-            gate_params={
-                "attribute": "team",
-                "mode": "concurrency",
-                "limit": limit,
-                "gating_mode": "classifying",
-            },
-        )
-        for team, tier, limit in TEAMS
-    ]
-    merge = MergeSpec(
-        ordering="tier-priority",
-        headers=HeaderPolicy(
-            stamp_lanes=True, lane_objectives={k: k for k in LANE_KEYS}, fairness_attribute="team"
-        ),
-    )
-    return ProcessorSettings(
-        queues=queues,
-        pools=(PoolSpec("teams", workers),),
-        merge=merge,
-        result_queue_name="results",
-        backlog_interval=0,
-    )
+def _settings(url: str, workers: int) -> ProcessorSpec:
+    return guide_spec(team_queues(url), workers=workers, result_queue_name="results")
 
 
 def _body() -> dict[str, object]:

@@ -4,7 +4,8 @@ Part ``broker`` (always): N requests through the ``redis-sortedset`` broker's du
 (one ingest loop peeks a batch and claims it in one call; C workers ack each with its result),
 against a baseline measured in the same run: upstream's old destructive cycle (ZPOPMIN + LPUSH,
 no claim, no fencing) at the same concurrency. Reports requests/s, client CPU per request,
-client round trips per request (docs/design-rules.md rule 17) and Redis commandstats per request.
+client round trips per request (what "Redis commands per request" counts) and Redis
+commandstats per request.
 
 Part ``e2e``: one in-process processor on Redis against a zero-latency upstream (another
 process): processor CPU per request, throughput beside a bare aiohttp client at the same
@@ -55,8 +56,8 @@ from sluiceway.broker.keys import split_claim_key
 from sluiceway.broker.redis import RedisBroker, open_redis_broker
 from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.localservices import private_redis
-from sluiceway.processor.app import Processor
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 
 QUEUE = "bench-queue"
 RESULTS = "bench-results"
@@ -241,7 +242,7 @@ def _raw_entry(i: int, now: float, team: str = "t") -> tuple[str, float]:
     return json.dumps({"internal": {}, "request_kind": "plain", "data": data}), now + 3600
 
 
-def _settings(upstream: str, queues: list[str], workers: int, gate: bool) -> ProcessorSettings:
+def _settings(upstream: str, queues: list[str], workers: int, gate: bool) -> ProcessorSpec:
     params = {
         "attribute": "team",
         "mode": "concurrency",
@@ -260,7 +261,7 @@ def _settings(upstream: str, queues: list[str], workers: int, gate: bool) -> Pro
         )
         for i, q in enumerate(queues)
     ]
-    return ProcessorSettings(
+    return ProcessorSpec(
         queues=specs,
         pools=(PoolSpec(id="p", workers=workers),),
         merge=MergeSpec(ordering="tier-priority"),
@@ -283,7 +284,7 @@ async def _fill_queues(raw: aioredis.Redis, queues: list[str], n: int, teams: in
 
 
 @asynccontextmanager
-async def _processor(url: str, settings: ProcessorSettings) -> AsyncIterator[None]:
+async def _processor(url: str, settings: ProcessorSpec) -> AsyncIterator[None]:
     options = BrokerOptions(url=url)
     broker = await open_redis_broker(options)
     stores = await open_quota_stores("redis-sortedset", broker, options)
@@ -488,7 +489,7 @@ async def _backlog_shape(url: str, upstream: str, queues: list[str], n: int, tea
 
 def _import_seconds() -> float:
     code = (
-        "import time; t = time.perf_counter(); import sluiceway.processor.app, "
+        "import time; t = time.perf_counter(); import sluiceway.processor.service, "
         "sluiceway.broker.redis; print(time.perf_counter() - t)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from sluiceway.broker.memory import MemoryBroker
     from sluiceway.flowcontrol.adapter import FlowAdapter
     from sluiceway.flowcontrol.controller import FlowController
-    from sluiceway.processor.app import Processor
     from sluiceway.processor.producer import Producer, request
-    from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+    from sluiceway.processor.service import Processor
+    from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
     from sluiceway.sim import SimConfig, running_simulator
 
 __version__ = "0.1.0"
@@ -33,12 +33,12 @@ _LAZY: dict[str, str] = {
     "MemoryBroker": "sluiceway.broker.memory",
     "FlowAdapter": "sluiceway.flowcontrol.adapter",
     "FlowController": "sluiceway.flowcontrol.controller",
-    "MergeSpec": "sluiceway.processor.settings",
-    "PoolSpec": "sluiceway.processor.settings",
-    "Processor": "sluiceway.processor.app",
-    "ProcessorSettings": "sluiceway.processor.settings",
+    "MergeSpec": "sluiceway.processor.specs",
+    "PoolSpec": "sluiceway.processor.specs",
+    "Processor": "sluiceway.processor.service",
+    "ProcessorSpec": "sluiceway.processor.specs",
     "Producer": "sluiceway.processor.producer",
-    "QueueSpec": "sluiceway.processor.settings",
+    "QueueSpec": "sluiceway.processor.specs",
     "SimConfig": "sluiceway.sim",
     "request": "sluiceway.processor.producer",
     "running_simulator": "sluiceway.sim",
@@ -54,7 +54,7 @@ __all__ = [
     "MergeSpec",
     "PoolSpec",
     "Processor",
-    "ProcessorSettings",
+    "ProcessorSpec",
     "Producer",
     "QueueSpec",
     "RealClock",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,18 +20,20 @@ from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.clock import RealClock
 from sluiceway.gates.quota_stores import open_quota_stores
-from sluiceway.processor.app import Processor
-from sluiceway.processor.headers import HeaderPolicy
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.guide_spec import GUIDE_TEAMS, guide_spec, team_quota
+from sluiceway.processor.guide_spec import team_queues as team_queues
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import ProcessorSpec, QueueSpec
 from sluiceway.sim import Engine
 from sluiceway.wire import ResultRecord, decode_result
-from sluiceway.wire.lanes import LANE_KEYS
 
 OBJECTIVE = "x-llm-d-inference-objective"
 FAIRNESS = "x-llm-d-inference-fairness-id"
 REQUEST_ID = "x-request-id"
 RESULTS = "results-list"
-TEAMS = {"premium": ("interactive", 2), "standard": ("async", 2), "batch": ("batch", 1)}
+TEAMS = GUIDE_TEAMS
+quota_params = team_quota
+guide_settings = guide_spec  # the guide's processor shape, shared with the harness and benches
 
 
 @dataclass
@@ -72,15 +74,6 @@ class SimLog:
         return [t for t, delta, _, fid in self.events if delta < 0 and team in (None, fid)]
 
 
-def quota_params(limit: int, gating_mode: str) -> dict[str, Any]:
-    return {
-        "attribute": "team",
-        "mode": "concurrency",
-        "limit": str(limit),
-        "gating_mode": gating_mode,
-    }
-
-
 def queue(name: str, url: str, tier: str, gate: Mapping[str, Any] | None) -> QueueSpec:
     return QueueSpec(
         id=name,
@@ -91,32 +84,6 @@ def queue(name: str, url: str, tier: str, gate: Mapping[str, Any] | None) -> Que
         gate_type="redis-quota" if gate else "",
         gate_params=dict(gate or {}),
     )
-
-
-def team_queues(url: str, *, gating_mode: str = "classifying") -> list[QueueSpec]:
-    return [
-        queue(f"team-{team}", url, tier, quota_params(limit, gating_mode))
-        for team, (tier, limit) in TEAMS.items()
-    ]
-
-
-def guide_settings(queues: Sequence[QueueSpec], *, workers: int, **kw: Any) -> ProcessorSettings:
-    merge = MergeSpec(
-        ordering="tier-priority",
-        headers=HeaderPolicy(
-            stamp_lanes=True, lane_objectives={k: k for k in LANE_KEYS}, fairness_attribute="team"
-        ),
-    )
-    base: dict[str, Any] = {
-        "queues": queues,
-        "pools": (PoolSpec(id="teams", workers=workers),),
-        "merge": merge,
-        "result_queue_name": RESULTS,
-        "poll_interval": 1.0,
-        "backlog_interval": 0,
-    }
-    base.update(kw)
-    return ProcessorSettings(**base)
 
 
 def guide_entry(team: str, index: int, *, now: float, ttl: float = 600) -> tuple[str, float]:
@@ -150,7 +117,7 @@ async def collect(broker: Broker, count: int, *, within: float) -> list[ResultRe
 
 @asynccontextmanager
 async def redis_processor(
-    settings: ProcessorSettings, url: str, clock: RealClock, *, transport: str = "redis-sortedset"
+    settings: ProcessorSpec, url: str, clock: RealClock, *, transport: str = "redis-sortedset"
 ) -> AsyncIterator[tuple[Processor, Broker]]:
     """A processor on the Redis (or SQLite) broker with that transport's quota stores."""
     options = BrokerOptions(url=url, time_scale=clock.scale)

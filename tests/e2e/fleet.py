@@ -8,13 +8,12 @@ Each process gets the same config files (upstream flags), serves its endpoints o
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +96,9 @@ class Member:
         raise AssertionError("processor did not announce its port")
 
 
+FAULTY_PROCESSOR = Path(__file__).with_name("faulty_processor.py")
+
+
 @dataclass
 class Fleet:
     folder: Path
@@ -105,16 +107,18 @@ class Fleet:
     kills: int = 0
     started: int = 0
 
-    def start(self, env: Mapping[str, str] | None = None) -> Member:
+    def start(self, kill_before_ack: int | None = None) -> Member:
+        """Start one ``sluiceway processor``; ``kill_before_ack`` N runs it through the
+        test-only entry that SIGKILLs it just before its N-th ack."""
         self.started += 1
         ports = self.folder / f"ports-{self.started}.json"
         log = self.folder / f"processor-{self.started}.log"
-        cmd = [sys.executable, "-m", "sluiceway", "processor", *self.flags, "--port", "0"]
-        cmd += ["--ports-file", str(ports)]
+        cmd = [sys.executable, "-m", "sluiceway", "processor"]
+        if kill_before_ack is not None:
+            cmd = [sys.executable, str(FAULTY_PROCESSOR), "--kill-before-ack", str(kill_before_ack)]
+        cmd += [*self.flags, "--port", "0", "--ports-file", str(ports)]
         with log.open("wb") as out:
-            proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
-            )
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
         member = Member(proc, ports, log)
         self.members.append(member)
         member.url()

@@ -1,10 +1,12 @@
-"""Processors killed with SIGKILL on one Redis: quota under fire and scenario J (time scale 1).
+"""Processors killed with SIGKILL on one Redis: quota under fire, and a kill between an
+HTTP answer and its ack (time scale 1).
 
 Several ``sluiceway processor`` processes share a Redis and the simulator (in this process,
 where every running request is observed). A supervisor kills processes that have requests in
-flight and restarts them; one process also kills itself between an HTTP answer and its ack
-(the broker's fault hook). Checked: reserved requests in flight per team never exceed the
-team's limit, every request ends with exactly one result, and the quota counts return to 0.
+flight and restarts them; one process also kills itself between an HTTP answer and its ack (the
+test-only entry ``faulty_processor.py``). Checked: reserved requests in flight per team never
+exceed the team's limit, every request ends with exactly one result, and the quota counts return
+to 0.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import redis.asyncio as aioredis
 from e2e_rig import FAIRNESS, OBJECTIVE, REQUEST_ID, RESULTS, SimLog, guide_entry
 from fleet import TEAMS, Fleet, Member, fleet, inflight, write_configs
 
-from sluiceway.broker.redis import KILL_BEFORE_ACK_ENV
 from sluiceway.clock import RealClock
 from sluiceway.localservices import RedisServer
 from sluiceway.sim import SimConfig, running_simulator
@@ -107,8 +108,7 @@ async def _run(
             lease=LEASE, reclaim_ms=RECLAIM_MS,
         )  # fmt: skip
         with fleet(tmp_path, flags) as f:
-            env = {KILL_BEFORE_ACK_ENV: str(fault_at)} if fault_at else None
-            first = await asyncio.to_thread(f.start, env)
+            first = await asyncio.to_thread(f.start, fault_at or None)
             for _ in range(processes - 1):
                 await asyncio.to_thread(f.start)
             ids = await _publish(raw, counts)
@@ -155,6 +155,6 @@ async def test_scenario_j_kills_lose_nothing_and_answer_each_request_once(
     assert max(per_id.values()) == 1, f"duplicated: {[k for k, v in per_id.items() if v > 1]}"
     executions = Counter(log.started_ids)
     duplicates = sum(n - 1 for n in executions.values() if n > 1)
-    print(f"\nscenario J: {len(ids)} requests, {f.kills} kills + 1 fault kill, "
+    print(f"\ncrash runs: {len(ids)} requests, {f.kills} kills + 1 fault kill, "
           f"{duplicates} duplicate upstream executions")  # fmt: skip
     assert quota == ["0", "0", "0"]

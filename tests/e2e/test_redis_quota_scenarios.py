@@ -1,5 +1,5 @@
-"""Quota isolation scenarios (reserved work unaffected by overflow; B, B2, B3) on real Redis,
-Redis quotas and the simulator (and B once more on the SQLite transport)."""
+"""The guide's quota scenarios (B, B2, B3, as the demo names them) on real Redis, Redis quotas
+and the simulator (and B once more on the SQLite transport)."""
 
 from __future__ import annotations
 
@@ -169,7 +169,8 @@ async def test_scenario_b_on_the_sqlite_transport(tmp_path: Path) -> None:
 async def test_an_entry_on_an_idle_queue_is_sent_within_a_quarter_of_the_poll_interval(
     redis_server: RedisServer,
 ) -> None:
-    """docs/design-rules.md rule 12 end to end: events on, ``poll_interval_ms`` 1000, scale 1."""
+    """Keyspace events, not the poll, wake an idle consumer: events on, ``poll_interval_ms``
+    1000, time scale 1."""
     clock = RealClock()
     poll_interval = 1.0
     async with sim_with_log(clock) as (url, log):

@@ -1,11 +1,12 @@
 """The ``redis-sortedset`` broker: the upstream keys and formats with durable claims.
 
 Every state change is one Lua script from :mod:`sluiceway.broker.lua` over the keys of
-:mod:`sluiceway.broker.keys`, with ``now`` and lease instants from the caller (decisions.md 1).
-Delivery (decisions.md 13): on standalone Redis an entry is pending, claimed, parked for retry or
-answered, never two at once, and an ack pushes the result and drops the claim in one script
-fenced by the owner token. In cluster mode a result list in another slot is written
-renew-then-push-then-drop (at-least-once; results carry ``request_token``).
+:mod:`sluiceway.broker.keys`, with ``now`` and lease instants from the caller (scripts never
+read Redis ``TIME``, so the one scaled clock rules). Delivery: on standalone Redis an entry is
+pending, claimed, parked for retry or answered, never two at once, and an ack pushes the result
+and drops the claim in one script fenced by the owner token. In cluster mode a result list in
+another slot is written renew-then-push-then-drop (at-least-once; results carry
+``request_token``).
 
 Connection: a ``redis://`` / ``rediss://`` URL (AUTH as ``user:password@``, TLS by scheme, DB as
 the path), ``mode`` standalone | cluster | sentinel (``addrs``, ``master_name``).
@@ -42,10 +43,8 @@ from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.redis_batch import ScriptBatcher
 from sluiceway.broker.redis_connect import (
     DEFAULT_MAX_CONNECTIONS,
-    KILL_BEFORE_ACK_ENV,
     AnyRedis,
     connect_redis,
-    kill_before_ack_hook,
     make_waker,
 )
 from sluiceway.broker.wakeup import EventWaker, WakeMode, Waker
@@ -53,7 +52,6 @@ from sluiceway.errors import BrokerError, ConfigError
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
-    "KILL_BEFORE_ACK_ENV",
     "RedisBroker",
     "connect_redis",
     "open_redis_broker",
@@ -90,15 +88,17 @@ def _ms(wall_seconds: float | None) -> int:
 class RedisBroker:
     """A :class:`~sluiceway.broker.base.Broker` over Redis sorted sets, lists and Lua."""
 
+    # Fault hook for crash tests (None in the shipped package; tests install one): awaited
+    # before every ack ("ack:before": the HTTP answer is in, nothing is written) and between
+    # the steps of a cross-slot ack ("ack:pushed"); raising or dying there leaves Redis as a
+    # crash at that point would.
+    fault_hook: Callable[[str], Awaitable[None]] | None = None
+
     def __init__(self, client: AnyRedis, *, keyspace: Keyspace, waker: Waker) -> None:
         self._client = client
         self._keys = keyspace
         self._waker = waker
         self._queues: dict[str, QueueKeys] = {}
-        # Fault hook for crash tests: awaited before every ack ("ack:before": the HTTP answer is
-        # in, nothing is written) and between the steps of a cross-slot ack ("ack:pushed");
-        # raising or dying there leaves Redis as a crash at that point would.
-        self.fault_hook: Callable[[str], Awaitable[None]] | None = kill_before_ack_hook()
         self._lease_hooks = LeaseHooks()
         self._cancels = CancelCache()
         self._scripts: dict[str, AsyncScript] = {
@@ -110,7 +110,8 @@ class RedisBroker:
 
     @property
     def wake_mode(self) -> WakeMode:
-        """Whether arrivals wake consumers by keyspace events or by polling (decisions.md 12)."""
+        """Whether arrivals wake consumers by keyspace events or by polling (read once at
+        start, from the server's ``notify-keyspace-events``)."""
         return self._waker.mode
 
     def add_lease_hook(self, hook: Callable[[float], Awaitable[object]]) -> None:

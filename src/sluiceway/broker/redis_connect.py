@@ -8,9 +8,7 @@ the server allows (docs/design-rules.md rule 12).
 from __future__ import annotations
 
 import logging
-import os
-import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -24,10 +22,8 @@ from sluiceway.errors import ConfigError
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
-    "KILL_BEFORE_ACK_ENV",
     "AnyRedis",
     "connect_redis",
-    "kill_before_ack_hook",
     "make_waker",
 ]
 
@@ -83,28 +79,6 @@ def _sentinel_master(
     kwargs = {**from_url, **common, "ssl": urlsplit(url).scheme == "rediss"}
     sentinel = Sentinel(hosts, **kwargs)  # type: ignore[no-untyped-call]
     return cast(Redis, sentinel.master_for(master_name))
-
-
-KILL_BEFORE_ACK_ENV = "SLUICEWAY_FAULT_KILL_BEFORE_ACK"
-
-
-def kill_before_ack_hook() -> Callable[[str], Awaitable[None]] | None:
-    """Test-only fault hook: ``SLUICEWAY_FAULT_KILL_BEFORE_ACK=n`` SIGKILLs this process just
-    before its n-th ack, between an HTTP answer and its result (scenario J)."""
-    spec = os.environ.get(KILL_BEFORE_ACK_ENV, "")
-    if not spec:
-        return None
-    target, seen = int(spec), 0
-
-    async def hook(step: str) -> None:
-        nonlocal seen
-        if step == "ack:before":
-            seen += 1
-            if seen == target:
-                _log.warning("fault hook: killing this process before ack %d", seen)
-                os.kill(os.getpid(), signal.SIGKILL)
-
-    return hook
 
 
 async def _notify_flags(client: AnyRedis) -> str:

@@ -97,8 +97,9 @@ class QueueConfig(_GateCarrier):
 
     ``id`` defaults to ``queue_name`` (or ``subscriber_id``) and labels the queue's metrics.
     ``labels`` are copied into each entry's ``internal.labels`` (``tier``). sluiceway's own keys
-    (docs/design-rules.md rule 27): ``max_attempts`` (None = unlimited), ``max_connect_errors``,
-    ``resume``.
+    (docs/design-rules.md rule 27): ``max_attempts`` (None = unlimited), ``max_connect_errors``
+    (None = retry connection errors while the deadline allows), ``connect_backoff_cap_seconds``
+    (10), ``resume``.
     """
 
     id: str = ""
@@ -112,7 +113,8 @@ class QueueConfig(_GateCarrier):
     result_ttl_seconds: FlexInt | None = Field(default=None, ge=0)
     labels: dict[str, str] = Field(default_factory=dict)
     max_attempts: FlexInt | None = Field(default=None, gt=0)
-    max_connect_errors: FlexInt = Field(default=5, gt=0)
+    max_connect_errors: FlexInt | None = Field(default=None, gt=0)
+    connect_backoff_cap_seconds: FlexFloat = Field(default=10.0, gt=0)
     resume: bool = False
 
     @model_validator(mode="before")

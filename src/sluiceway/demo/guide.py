@@ -7,7 +7,7 @@ from importlib import resources
 
 from sluiceway.config import load_processor_settings
 from sluiceway.processor.build import runtime_settings
-from sluiceway.processor.settings import ProcessorSettings
+from sluiceway.processor.specs import ProcessorSpec
 
 __all__ = ["TEAMS", "guide_settings"]
 
@@ -19,7 +19,7 @@ TEAMS: dict[str, tuple[str, int]] = {
 }
 
 
-def guide_settings(upstream_url: str, *, workers: int | None = None) -> ProcessorSettings:
+def guide_settings(upstream_url: str, *, workers: int | None = None) -> ProcessorSpec:
     """The guide's quota-only values, sending to ``upstream_url`` with ``workers`` in ``teams``."""
     source = resources.files("sluiceway.demo").joinpath("guide-values.yaml")
     with resources.as_file(source) as path:

@@ -17,8 +17,8 @@ from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import Clock
 from sluiceway.demo.guide import TEAMS, guide_settings
 from sluiceway.demo.observe import observing
-from sluiceway.processor.app import Processor
 from sluiceway.processor.producer import Producer, request
+from sluiceway.processor.service import Processor
 from sluiceway.sim.server import SimPool
 from sluiceway.wire import ResultRecord
 from sluiceway.wire.headers import FAIRNESS_ID, OBJECTIVE

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -69,11 +69,14 @@ class Verdict(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A gate's answer. ``message`` explains ERROR / DROP; ``drop_payload`` replaces the
-    default ``{"error": ...}`` payload of a DROP result (tier-priority-admission's 429 body)."""
+    default ``{"error": ...}`` payload of a DROP result (tier-priority-admission's 429 body);
+    ``classification`` is what a classifying gate found (``reserved`` / ``overflow``), None
+    when the gate does not classify."""
 
     verdict: Verdict
     message: str = ""
     drop_payload: str | None = None
+    classification: str | None = None
 
     @property
     def admitted(self) -> bool:
@@ -87,11 +90,9 @@ REFUSE = Decision(Verdict.REFUSE)
 
 @dataclass(slots=True)
 class GateRequest:
-    """What a gate sees of one request.
-
-    ``labels`` is mutable: a classifying gate writes ``labels["classification"]`` (``reserved``
-    or ``overflow``). ``holder`` is unique per admission attempt (request token + claim owner),
-    the quota holder token. ``deadline`` and ``lease_until`` are scaled Unix seconds.
+    """What a gate sees of one request (gates read it; a classification goes back in the
+    :class:`Decision`). ``holder`` is unique per admission attempt (request token + claim
+    owner), the quota holder token. ``deadline`` and ``lease_until`` are scaled Unix seconds.
     """
 
     request_id: str
@@ -100,11 +101,7 @@ class GateRequest:
     deadline: float
     lease_until: float
     metadata: Mapping[str, str] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def classification(self) -> str | None:
-        return self.labels.get(CLASSIFICATION_LABEL)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -177,14 +174,17 @@ class Gate(Protocol):
 async def apply_chain(
     gates: Sequence[Gate], request: GateRequest, holdings: Holdings, now: float
 ) -> Decision:
-    """Apply ``gates`` in order; all-or-nothing: the first non-CONTINUE rolls back the chain."""
+    """Apply ``gates`` in order; all-or-nothing: the first non-CONTINUE rolls back the chain.
+    The decision carries the last classification any gate of the chain made."""
     mark = holdings.mark()
+    classification: str | None = None
     for gate in gates:
         decision = await gate.apply(request, holdings, now)
+        classification = decision.classification or classification
         if not decision.admitted:
             await holdings.rollback(mark)
-            return decision
-    return CONTINUE
+            return replace(decision, classification=classification)
+    return CONTINUE if classification is None else replace(CONTINUE, classification=classification)
 
 
 def budget_allows(budget: float, in_flight: int, workers: int) -> bool:

@@ -16,7 +16,7 @@ empty means the processor's own backend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import Field
@@ -25,7 +25,6 @@ from sluiceway.config.base import StrictModel
 from sluiceway.config.params import Duration, FlexInt
 from sluiceway.errors import SluicewayError
 from sluiceway.gates.base import (
-    CLASSIFICATION_LABEL,
     CONTINUE,
     REFUSE,
     Decision,
@@ -110,9 +109,7 @@ class QuotaGate:
         except SluicewayError as exc:
             return Decision(Verdict.ERROR, f"quota store failed: {exc}")
         decision, label = classify(within, self._rule)
-        if label is not None:
-            request.labels[CLASSIFICATION_LABEL] = label
-        return decision
+        return decision if label is None else replace(decision, classification=label)
 
     async def _check(
         self, value: str, request: GateRequest, holdings: Holdings, now: float

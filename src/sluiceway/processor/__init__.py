@@ -1,2 +1,20 @@
-"""The async processor: ingest (queue -> gates -> lanes), workers (dispatch, retry, result),
-producer client and app wiring. Pure parts: ``lanes``, ``retry``, ``outcome``, ``headers``."""
+"""The async processor. Its files read in the order a request travels:
+
+1. queue entry: a ZSET member scored by its deadline (``sluiceway.broker``);
+2. ``ingest``: decode, expired? (one ``EntryDecision`` per entry);
+3. ``gating``: the queue gate (Continue / Wait / Refuse / Error / Drop; a quota gate returns
+   its classification in the decision); then cancelled?, and the batch claim;
+4. ``ready_buffer``: a few claimed requests per queue, bounded near the worker count;
+5. ``lane_scheduler``: six strict lanes, round-robin across queues, earliest deadline first;
+6. ``worker``: cancelled? expired? then ``gating`` again for the pool gate;
+7. ``upstream`` (with ``headers``, watched by ``cancel_watch``): one HTTP attempt;
+8. ``outcome`` (with ``retry`` and ``results``): finish with a result or retry (pure);
+9. ``recorder``: exactly one of ack-with-result, retry, release;
+10. broker ack: the result pushed and the claim dropped in one fenced step.
+
+Around the path: ``service`` (the ``Processor``), ``runtime`` (shared state), ``pulse``
+(wake-ups), ``maintenance`` (heartbeat, reclaimer, retry mover, backlog), ``metrics``,
+``specs`` (runtime settings), ``build``, ``serve``, ``http_app``, ``command``, ``producer``,
+``reload``, ``guide_spec``. Pure parts: ``lane_scheduler``, ``retry``, ``outcome``,
+``results``, ``headers``, ``gating``.
+"""

@@ -1,7 +1,7 @@
 """From the configuration documents to a running processor's parts.
 
 :func:`runtime_settings` maps the validated config (``sluiceway.config.settings``) onto the
-runtime's :class:`~sluiceway.processor.settings.ProcessorSettings`; :func:`open_backend` opens
+runtime's :class:`~sluiceway.processor.specs.ProcessorSpec`; :func:`open_backend` opens
 the broker and the quota stores its transport implies.
 """
 
@@ -17,7 +17,14 @@ from sluiceway.errors import ConfigError
 from sluiceway.gates.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import (
+    DEFAULT_BACKLOG_INTERVAL,
+    DEFAULT_REQUEST_PATH,
+    MergeSpec,
+    PoolSpec,
+    ProcessorSpec,
+    QueueSpec,
+)
 
 __all__ = ["Backend", "merge_spec", "open_backend", "queue_spec", "runtime_settings"]
 
@@ -33,7 +40,8 @@ def queue_spec(queue: QueueConfig, index: int, key: str = "queues") -> QueueSpec
         id=queue.id,
         queue_name=queue.queue_name or queue.subscriber_id,
         igw_base_url=queue.igw_base_url,
-        request_path=queue.request_path_url,
+        # Empty means upstream's default path, as upstream treats it.
+        request_path=queue.request_path_url or DEFAULT_REQUEST_PATH,
         inference_objective=queue.inference_objective,
         pool_id=queue.worker_pool_id,
         result_queue_name=queue.result_queue_name,
@@ -41,7 +49,9 @@ def queue_spec(queue: QueueConfig, index: int, key: str = "queues") -> QueueSpec
         labels=dict(queue.labels),
         gate_type=queue.gate_type,
         gate_params=dict(queue.gate_params),
-        retry=RetryPolicy(queue.max_attempts, queue.max_connect_errors),
+        retry=RetryPolicy(
+            queue.max_attempts, queue.max_connect_errors, queue.connect_backoff_cap_seconds
+        ),
     )
 
 
@@ -59,11 +69,14 @@ def merge_spec(policy: MergePolicyConfig) -> MergeSpec:
     return MergeSpec(ordering=policy.type, headers=headers, tier_label=params.tier_label)
 
 
-def runtime_settings(config: ProcessorConfig) -> ProcessorSettings:
-    """The runtime settings of a validated processor configuration (seconds are scaled)."""
+def runtime_settings(
+    config: ProcessorConfig, *, backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
+) -> ProcessorSpec:
+    """The runtime settings of a validated processor configuration (seconds are scaled);
+    ``backlog_interval`` from ``--metrics-backlog-poll-interval`` (0 disables the poller)."""
     tc = config.transport_config
     key = "topics" if tc.transport == "gcp-pubsub" else "queues"
-    return ProcessorSettings(
+    return ProcessorSpec(
         queues=tuple(queue_spec(q, i, key) for i, q in enumerate(tc.all_queues)),
         pools=tuple(
             PoolSpec(p.id, p.workers, p.gate_type, dict(p.gate_params)) for p in config.pools
@@ -77,6 +90,7 @@ def runtime_settings(config: ProcessorConfig) -> ProcessorSettings:
         request_timeout=config.request_timeout,
         drain_timeout=config.drain_timeout,
         gate_wait_timeout=config.gate_wait_timeout,
+        backlog_interval=backlog_interval,
     )
 
 

@@ -1,6 +1,7 @@
-"""In-flight cancellation (decisions.md 15b): one watcher per processor checks the cancel
-markers of every request in flight each ``cancel_check_interval`` (scaled seconds) and aborts
-the attempts whose generation was cancelled. One task for all requests instead of one each."""
+"""In-flight cancellation, so a cancelled request stops using the model server: one watcher
+per processor checks the cancel markers of every request in flight each
+``cancel_check_interval`` (scaled seconds) and aborts the attempts whose generation was
+cancelled. One task for all requests instead of one each."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``sluiceway processor``, ``sluiceway publish`` and ``sluiceway results``.
 
-``processor`` takes llm-d-async's flags (contracts section 4) plus sluiceway's (``--config``,
+``processor`` takes llm-d-async's flags (docs/configuration.md) plus sluiceway's (``--config``,
 ``--gate-wait-timeout``, ``--time-scale``, ``--port``). ``publish`` writes exactly the guide's
 ``publish()`` entries; ``results`` reads a result list.
 """
@@ -70,6 +70,9 @@ def processor(
     gate_wait_timeout: Annotated[str | None, Opt("--gate-wait-timeout")] = None,
     prometheus_url: Annotated[str | None, Opt("--prometheus-url")] = None,
     prometheus_cache_ttl: Annotated[str | None, Opt("--prometheus-cache-ttl")] = None,
+    metrics_backlog_poll_interval: Annotated[
+        str | None, Opt("--metrics-backlog-poll-interval", help="Default 15s; 0 disables.")
+    ] = None,
     metrics_port: Annotated[int | None, Opt("--metrics-port", min=0)] = None,
     health_port: Annotated[int | None, Opt("--health-port", min=0)] = None,
     port: Annotated[int | None, Opt("--port", min=0, help="Serve every endpoint here.")] = None,
@@ -86,11 +89,29 @@ def processor(
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from sluiceway.config.flags import check_upstream_flags
     from sluiceway.config.settings import load_processor_settings
+    from sluiceway.processor.legacy_flags import parse_legacy_flags
     from sluiceway.processor.serve import Endpoints, run_processor
+    from sluiceway.processor.specs import DEFAULT_BACKLOG_INTERVAL
 
     try:
-        for warning in check_upstream_flags(list(ctx.args)):
+        legacy = parse_legacy_flags(ctx.args)
+        new_surface = config is not None or any(
+            flag is not None
+            for flag in (
+                transport,
+                transport_config,
+                transport_config_file,
+                transport_config_watch_interval,
+            )
+        )
+        for warning in legacy.warnings(new_surface=new_surface):
             typer.echo(f"warning: {warning}", err=True)
+        translated = None if new_surface else legacy.transport()
+        if translated is not None:
+            transport, transport_config = translated
+        for warning in check_upstream_flags(legacy.rest):
+            typer.echo(f"warning: {warning}", err=True)
+        backlog = _seconds(metrics_backlog_poll_interval, "--metrics-backlog-poll-interval")
         overrides: dict[str, Any] = {
             "concurrency": concurrency,
             "request_timeout": _seconds(request_timeout, "--request-timeout"),
@@ -128,7 +149,14 @@ def processor(
             "prometheus_cache_ttl": settings.prometheus_cache_ttl,
         }
         clock = make_clock(time_scale, time_anchor)
-        asyncio.run(run_processor(settings, clock=clock, endpoints=endpoints, services=services))
+        run = run_processor(
+            settings,
+            clock=clock,
+            endpoints=endpoints,
+            services=services,
+            backlog_interval=DEFAULT_BACKLOG_INTERVAL if backlog is None else backlog,
+        )
+        asyncio.run(run)
     except SluicewayError as exc:
         raise _fail(exc) from None
 

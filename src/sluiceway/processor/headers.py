@@ -1,10 +1,15 @@
-"""The URL and headers of an upstream request (pure; reference llm-d-async 4.2, 4.5).
+"""The URL and headers of an upstream request (pure; the order llm-d-async builds them in).
 
-Order: ``content-type``; the queue's objective; the caller's ``headers`` (may override both);
-the fairness id from ``metadata[fairness_attribute]``; with ``tier-priority``, the priority
-header (lane index) and the lane objective. ``x-request-id`` defaults to the request id so that
-the router and the simulator can track attempts. Names are lower case (HTTP is
-case-insensitive); stamping a header first removes every case variant the caller sent.
+Order: ``content-type``; the caller's ``headers``; the fairness id from
+``metadata[fairness_attribute]``; with ``tier-priority``, the priority header (lane index);
+then exactly one objective header. ``x-request-id`` defaults to the request id so that the
+router and the simulator can track attempts. Names are lower case (HTTP is case-insensitive);
+stamping a header first removes every case variant the caller sent.
+
+The objective: a caller's own ``x-llm-d-inference-objective`` or
+``x-gateway-inference-objective`` (either spelling; the first wins when both are sent) is a
+per-request override; else the lane's objective (``tier-priority``), else the queue's. It is
+sent once, under ``objective_header``, so the router never sees two objectives.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ _MAX_FAIRNESS_BYTES = 256
 
 @dataclass(frozen=True, slots=True)
 class HeaderPolicy:
-    """What the merge policy stamps (contracts section 4, merge policy parameters)."""
+    """What the merge policy stamps (its parameters in docs/configuration.md)."""
 
     stamp_lanes: bool = False
     lane_objectives: Mapping[str, str] = field(default_factory=dict)
@@ -64,18 +69,25 @@ def build_headers(
 ) -> dict[str, str]:
     """The headers of one upstream attempt (lower-case names)."""
     out: dict[str, str] = {"content-type": "application/json"}
-    if queue_objective:
-        _set(out, h.OBJECTIVE, queue_objective)
     for name, value in caller_headers.items():
         _set(out, name, value)
+    override = _pop_objectives(out)
     fairness = _fairness_value(metadata, policy.fairness_attribute)
     if policy.fairness_header and fairness is not None:
         _set(out, policy.fairness_header, fairness)
+    lane_objective = ""
     if policy.stamp_lanes:
         if policy.priority_header:
             _set(out, policy.priority_header, str(lane.index))
-        objective = policy.lane_objectives.get(lane.key)
-        if objective:
-            _set(out, policy.objective_header, objective)
+        lane_objective = policy.lane_objectives.get(lane.key, "")
+    objective = override or lane_objective or queue_objective
+    if objective:
+        _set(out, policy.objective_header or h.OBJECTIVE, objective)
     out.setdefault(h.REQUEST_ID, request_id)
     return out
+
+
+def _pop_objectives(headers: dict[str, str]) -> str:
+    """Remove every objective header the caller sent; the first non-empty one's value."""
+    found = [headers.pop(name, "") for name in h.OBJECTIVE_ALIASES]
+    return next((value for value in found if value), "")

@@ -1,11 +1,18 @@
 """Ingest of one queue: peek, decode, settle what cannot run, gate, claim, hand to the pool.
 
-Steps per entry (each a method): decode (unreadable -> ``<queue>:invalid``; readable but bad
--> INVALID_REQUEST); expire (DEADLINE_EXCEEDED, or the last HTTP answer this process saw);
-cancelled (CANCELLED); queue gates (Continue -> claim; Wait / Refuse / Error -> stays pending,
-the scan skips it; Drop -> GATE_DROPPED). Admitted requests are claimed with a lease and put in
-the pool's ready buffer in their lane. Ingest sleeps until an arrival, a finished request or
-the poll interval, whichever comes first.
+Steps per entry (each a method), in this order:
+
+1. decode: unreadable -> moved to ``<queue>:invalid``; readable but bad -> INVALID_REQUEST;
+2. expire: deadline passed -> DEADLINE_EXCEEDED (or the last HTTP answer this process saw);
+3. queue gate (:mod:`~sluiceway.processor.gating`): Continue -> a candidate for the claim;
+   Wait / Refuse / Error -> stays pending, the scan skips it; Drop -> GATE_DROPPED;
+4. cancelled?: checked *after* the gate. A held or dropped entry is checked here (so a
+   cancelled request never waits behind a closed gate); an admitted one is checked by the
+   batch claim itself, which reports a cancellation -> CANCELLED.
+
+Each step returns one :class:`EntryDecision`. Admitted requests are claimed with a lease and
+put in the pool's ready buffer (:mod:`~sluiceway.processor.ready_buffer`) in their lane.
+Ingest sleeps until an arrival, a finished request or the poll interval, whichever is first.
 """
 
 from __future__ import annotations
@@ -21,42 +28,42 @@ from sluiceway.gates.base import (
     CLASSIFICATION_LABEL,
     Decision,
     Gate,
-    GateRequest,
     Holdings,
     Verdict,
-    apply_chain,
     budget_allows,
 )
-from sluiceway.processor.item import WorkItem, holder_token
+from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.metrics import QueueLabels
-from sluiceway.processor.outcome import deadline_result
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder, dropped_result
+from sluiceway.processor.pulse import Pulse
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.recorder import Recorder
+from sluiceway.processor.results import (
+    cancelled_result,
+    deadline_result,
+    dropped_result,
+    invalid_entry_result,
+)
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import QueueSpec
-from sluiceway.wire import EntryError, Envelope, ErrorCode, ResultRecord, decode_envelope, lane_for
+from sluiceway.processor.specs import QueueSpec
+from sluiceway.processor.work_item import WorkItem, holder_token
+from sluiceway.wire import EntryError, Envelope, ResultRecord, decode_envelope, lane_for
 
-__all__ = ["Candidate", "Held", "QueueIngest", "Scan", "Taken"]
+__all__ = ["SETTLE_CLAIM_LEASE", "Candidate", "EntryDecision", "Fate", "QueueIngest", "Scan"]
 
 log = logging.getLogger(__name__)
 
+# Scaled seconds: the lease of a claim taken only to answer an entry at once (invalid,
+# expired, cancelled, dropped); ample for one ack, short if this process dies meanwhile.
+SETTLE_CLAIM_LEASE = 60.0
 
-class Taken(Enum):
-    """What happened to one examined entry."""
 
-    ADMITTED = "admitted"  # claimed and buffered
+class Fate(Enum):
+    """What ingest decided for one examined entry."""
+
+    ADMITTED = "admitted"  # passed the queue gates: a candidate for the batch claim
     SETTLED = "settled"  # answered or moved aside: no longer pending
-    SKIPPED = "skipped"  # left pending (gate said not now)
-    CLOSED = "closed"  # the queue's budget is spent: stop scanning
-
-
-def gate_reason(verdict: Verdict, classification: str | None) -> str:
-    """The ``gate_decisions_total`` reason of a held request (upstream's rule)."""
-    if verdict is Verdict.ERROR:
-        return "error"
-    if verdict is Verdict.DROP:
-        return "dropped"
-    return "quota_exhausted" if classification == "overflow" else "gate_closed"
+    HELD = "held"  # the queue gates hold it: it stays pending, the scan skips it
+    CLOSED = "closed"  # the queue's budget is spent: it stays pending, stop scanning
 
 
 @dataclass(slots=True)
@@ -79,12 +86,24 @@ class Candidate:
 
 
 @dataclass(frozen=True, slots=True)
-class Held:
-    """The queue gates hold an entry: it stays pending (``closed``: the queue's budget is
-    spent, stop scanning). ``reason`` is its ``gate_decisions_total`` reason."""
+class EntryDecision:
+    """Ingest's one decision for one entry: its :class:`Fate`, the ``candidate`` when
+    ADMITTED, the ``gate_decisions_total`` ``reason`` when HELD or CLOSED."""
 
-    reason: str
-    closed: bool = False
+    fate: Fate
+    candidate: Candidate | None = None
+    reason: str = ""
+
+    @classmethod
+    def admitted(cls, candidate: Candidate) -> EntryDecision:
+        return cls(Fate.ADMITTED, candidate)
+
+    @classmethod
+    def held(cls, reason: str, *, closed: bool = False) -> EntryDecision:
+        return cls(Fate.CLOSED if closed else Fate.HELD, reason=reason)
+
+
+SETTLED = EntryDecision(Fate.SETTLED)
 
 
 @dataclass(slots=True)
@@ -95,11 +114,17 @@ class Scan:
     skipped: int = 0
     closed: bool = False
 
+    def add(self, decision: EntryDecision) -> None:
+        if decision.candidate is not None:
+            self.chosen.append(decision.candidate)
+        self.closed = self.closed or decision.fate is Fate.CLOSED
+        self.skipped += decision.fate is Fate.HELD
+
 
 class QueueIngest:
     """The ingest task of one queue."""
 
-    def __init__(self, rt: Runtime, queue: QueueSpec, pool: PoolRuntime, gate: Gate | None) -> None:
+    def __init__(self, rt: Runtime, queue: QueueSpec, pool: ReadyBuffer, gate: Gate | None) -> None:
         self._rt = rt
         self._queue = queue
         self._pool = pool
@@ -107,6 +132,9 @@ class QueueIngest:
         self.gate = gate
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
         self._stopped = False
+        # Poll accounting for Processor.wait_idle: polls started / finished, entries admitted.
+        self.polls_started = self.polls_done = self.admitted_total = 0
+        self.polled = Pulse()
 
     @property
     def queue(self) -> QueueSpec:
@@ -154,6 +182,17 @@ class QueueIngest:
         """Examine pending entries until the pool has no room for this queue or ``batch_size``
         entries were skipped; returns how many were admitted. Each peeked batch is claimed in
         one broker call (:meth:`~sluiceway.broker.base.Broker.claim_many`)."""
+        self.polls_started += 1
+        admitted = 0
+        try:
+            admitted = await self._poll()
+        finally:
+            self.polls_done += 1
+            self.admitted_total += admitted
+            self.polled.fire()
+        return admitted
+
+    async def _poll(self) -> int:
         admitted = skipped = 0
         limit = self._rt.settings.batch_size
         while self._running and (room := self._pool.room_for(self._queue.queue_name)) > 0:
@@ -175,19 +214,14 @@ class QueueIngest:
         until ``room`` candidates are chosen or ``skips_left`` entries were skipped."""
         scan = Scan()
         for entry in entries:
-            taken = await self.consider(entry, len(scan.chosen))
-            if isinstance(taken, Candidate):
-                scan.chosen.append(taken)
-            elif taken is Taken.CLOSED:
-                scan.closed = True
-            scan.skipped += taken is Taken.SKIPPED
+            scan.add(await self.consider(entry, len(scan.chosen)))
             if scan.closed or len(scan.chosen) >= room or scan.skipped >= skips_left:
                 break
         return scan
 
     # -- steps -------------------------------------------------------------------------------
 
-    async def consider(self, entry: Entry, chosen: int) -> Taken | Candidate:
+    async def consider(self, entry: Entry, chosen: int) -> EntryDecision:
         """Decide for one pending entry; ``chosen`` candidates of this batch await their claim.
 
         The dequeue cancellation check of an admitted request rides on the batch claim; a
@@ -196,25 +230,24 @@ class QueueIngest:
         """
         envelope = await self.decode(entry)
         if envelope is None:
-            return Taken.SETTLED
+            return SETTLED
         now = self._rt.clock.now()
         if float(envelope.data.deadline) <= now:
             return await self.expire(entry, envelope)
-        verdict = await self.admit(entry, envelope, now, chosen)
-        if not isinstance(verdict, Held):
-            return verdict
+        decision = await self.admit(entry, envelope, now, chosen)
+        if decision.fate not in (Fate.HELD, Fate.CLOSED):
+            return decision
         if await self._is_cancelled(envelope):
-            return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
-        self._rt.metrics.gate_decisions.labels(*self.labels.values(), verdict.reason).inc()
-        return Taken.CLOSED if verdict.closed else Taken.SKIPPED
+            return await self._settle_cancelled(entry, envelope)
+        self._rt.metrics.gate_held(self.labels, decision.reason)
+        return decision
 
     async def _is_cancelled(self, envelope: Envelope) -> bool:
         return await self._rt.broker.is_cancelled(envelope.id, envelope.request_token)
 
-    @staticmethod
-    def _cancelled_record(envelope: Envelope) -> ResultRecord:
-        token = envelope.request_token
-        return ResultRecord.error(envelope.id, ErrorCode.CANCELLED, request_token=token)
+    async def _settle_cancelled(self, entry: Entry, envelope: Envelope) -> EntryDecision:
+        record = cancelled_result(envelope.id, envelope.request_token)
+        return await self._settle(entry, envelope, record, None)
 
     async def decode(self, entry: Entry) -> Envelope | None:
         """The stamped envelope, or None after settling an entry that cannot run."""
@@ -232,19 +265,16 @@ class QueueIngest:
     async def _bad_entry(self, entry: Entry, exc: EntryError) -> None:
         if not exc.readable:
             if await self._rt.broker.quarantine(entry):
-                self._rt.metrics.invalid.labels(*self.labels.values()).inc()
+                self._rt.metrics.entry_quarantined(self.labels)
                 log.warning("moved unreadable entry of %s aside: %s", entry.queue, exc.message)
             return
-        assert exc.entry_id is not None
-        record = ResultRecord.error(
-            exc.entry_id, exc.code, exc.message, request_token=exc.request_token
-        )
-        claim = await self._claim(entry, exc.entry_id, exc.request_token)
+        record = invalid_entry_result(exc)
+        claim = await self._claim(entry, record.id, exc.request_token)
         if claim is not None:
             await self._recorder.settle(claim, record, exc.result_route, self._queue)
-            self._rt.metrics.failures.labels(*self.labels.values()).inc()
+            self._rt.metrics.outcome(self.labels, "failed")
 
-    async def expire(self, entry: Entry, envelope: Envelope) -> Taken:
+    async def expire(self, entry: Entry, envelope: Envelope) -> EntryDecision:
         """Answer an entry whose deadline passed while it was pending."""
         token = envelope.request_token
         record = deadline_result(
@@ -254,36 +284,32 @@ class QueueIngest:
 
     async def admit(
         self, entry: Entry, envelope: Envelope, now: float, chosen: int
-    ) -> Taken | Candidate | Held:
-        """Queue gates; an admitted request becomes a candidate for the batch claim."""
+    ) -> EntryDecision:
+        """The queue gate: ADMITTED (a candidate for the batch claim, stamped with the gate's
+        classification), HELD / CLOSED (stays pending) or SETTLED (the gate dropped it)."""
         if not await self._within_budget(now, chosen):
-            return Held("gate_closed", closed=True)
+            return EntryDecision.held("gate_closed", closed=True)
         owner = secrets.token_hex(8)
-        labels = dict(envelope.internal.labels)
         holdings = Holdings()
         if self.gate is not None:
-            request = GateRequest(
-                request_id=envelope.id,
-                request_token=envelope.request_token,
+            request = gate_request(
+                envelope,
                 holder=holder_token(envelope.request_token, owner),
-                deadline=float(envelope.data.deadline),
                 lease_until=self._rt.lease_until(float(envelope.data.deadline)),
-                metadata=envelope.data.metadata,
-                labels=labels,
             )
-            decision = await apply_chain([self.gate], request, holdings, now)  # rolls back
+            decision = await apply_gate(self.gate, request, holdings, now)  # rolls back
             if decision.verdict is Verdict.DROP:
                 return await self._drop(entry, envelope, decision)
             if not decision.admitted:
-                return Held(gate_reason(decision.verdict, labels.get(CLASSIFICATION_LABEL)))
-            envelope = envelope.with_internal(labels=labels)
-        return Candidate(entry, envelope, owner, holdings)
+                return EntryDecision.held(gate_reason(decision.verdict, decision.classification))
+            envelope = _classified(envelope, decision.classification)
+        return EntryDecision.admitted(Candidate(entry, envelope, owner, holdings))
 
     async def _within_budget(self, now: float, chosen: int) -> bool:
         if self.gate is None:
             return True
         budget = await self.gate.budget(now)
-        self._rt.metrics.budget.labels(*self.labels.values()).set(budget)
+        self._rt.metrics.budget_read(self.labels, budget)
         in_flight = self._rt.book.count_for_queue(self._queue.queue_name) + chosen
         return budget_allows(budget, in_flight, self._pool.spec.workers)
 
@@ -302,8 +328,8 @@ class QueueIngest:
                 await candidate.holdings.release_all()
             elif outcome.cancelled:
                 await candidate.holdings.release_all()
-                record = self._cancelled_record(candidate.envelope)
-                await self._answer(outcome.claim, candidate.envelope, record, None)
+                e = candidate.envelope
+                await self._answer(outcome.claim, e, cancelled_result(e.id, e.request_token), None)
             else:
                 await self._buffer(candidate, outcome.claim)
                 admitted += 1
@@ -327,23 +353,23 @@ class QueueIngest:
             holdings=candidate.holdings,
         )
         self._rt.book.add(item)
-        self._rt.metrics.queue_depth.labels(*self.labels.values()).inc()
+        self._rt.metrics.buffered(self.labels)
         await self._pool.put(item)
 
-    async def _drop(self, entry: Entry, envelope: Envelope, decision: Decision) -> Taken:
+    async def _drop(self, entry: Entry, envelope: Envelope, decision: Decision) -> EntryDecision:
         if await self._is_cancelled(envelope):
-            return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
+            return await self._settle_cancelled(entry, envelope)
         record = dropped_result(envelope.id, envelope.request_token, decision)
-        self._rt.metrics.gate_decisions.labels(*self.labels.values(), "dropped").inc()
+        self._rt.metrics.gate_held(self.labels, "dropped")
         return await self._settle(entry, envelope, record, "failed")
 
     async def _settle(
         self, entry: Entry, envelope: Envelope, record: ResultRecord, counter: str | None
-    ) -> Taken:
+    ) -> EntryDecision:
         claim = await self._claim(entry, envelope.id, envelope.request_token)
         if claim is not None:
             await self._answer(claim, envelope, record, counter)
-        return Taken.SETTLED
+        return SETTLED
 
     async def _answer(
         self, claim: Claim, envelope: Envelope, record: ResultRecord, counter: str | None
@@ -359,5 +385,13 @@ class QueueIngest:
             entry,
             key=claim_key(request_id, token),
             owner=secrets.token_hex(8),
-            lease_until=self._rt.clock.now() + 60.0,
+            lease_until=self._rt.clock.now() + SETTLE_CLAIM_LEASE,
         )
+
+
+def _classified(envelope: Envelope, classification: str | None) -> Envelope:
+    """``envelope`` stamped with the queue gate's classification (its lane follows it)."""
+    if classification is None:
+        return envelope
+    labels = {**envelope.internal.labels, CLASSIFICATION_LABEL: classification}
+    return envelope.with_internal(labels=labels)

@@ -17,6 +17,7 @@ from sluiceway.processor.metrics import PROXIMITY_BUCKETS, QueueLabels
 from sluiceway.processor.runtime import Runtime
 
 __all__ = [
+    "RECLAIM_BATCH",
     "heartbeat_interval",
     "heartbeat_once",
     "move_retries_once",
@@ -28,7 +29,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_MOVE_LIMIT = 1000
+_MOVE_LIMIT = 1000  # due retries moved per broker call
+# Expired claims returned per queue per reclaimer round: bounds one round's broker call; the
+# rest wait for the next round (``reclaim_interval``).
+RECLAIM_BATCH = 100
 
 
 def heartbeat_interval(lease: float) -> float:
@@ -36,14 +40,27 @@ def heartbeat_interval(lease: float) -> float:
     return min(30.0, max(1.0, lease / 3))
 
 
-async def run_every(rt: Runtime, interval: float, step: Callable[[], Awaitable[object]]) -> None:
-    """Run ``step`` every ``interval`` scaled seconds until the processor stops."""
+async def run_every(
+    rt: Runtime,
+    interval: float,
+    step: Callable[[], Awaitable[object]],
+    *,
+    at_once: bool = False,
+) -> None:
+    """Run ``step`` every ``interval`` scaled seconds until the processor stops (``at_once``:
+    the first run right away, as for gauges that should not read 0 until the first tick)."""
+    if at_once:
+        await _run_step(step)
     while True:
         await rt.clock.sleep(interval)
-        try:
-            await step()
-        except Exception:
-            log.exception("background step %s failed", getattr(step, "__name__", step))
+        await _run_step(step)
+
+
+async def _run_step(step: Callable[[], Awaitable[object]]) -> None:
+    try:
+        await step()
+    except Exception:
+        log.exception("background step %s failed", getattr(step, "__name__", step))
 
 
 async def heartbeat_once(rt: Runtime) -> int:
@@ -76,7 +93,7 @@ async def reclaim_once(rt: Runtime, queues: Sequence[str]) -> int:
     """Return expired claims (of any crashed owner) to their queues."""
     total = 0
     for queue in queues:
-        total += await rt.broker.reclaim_expired(queue, rt.clock.now(), 100)
+        total += await rt.broker.reclaim_expired(queue, rt.clock.now(), RECLAIM_BATCH)
     if total:
         rt.work_changed.fire()
     return total
@@ -115,7 +132,6 @@ async def run_retry_mover(rt: Runtime, fallback_queue: str) -> None:
 async def poll_backlog_once(rt: Runtime, queues: Sequence[QueueLabels]) -> None:
     """Set ``broker_backlog`` and ``deadline_proximity_millis`` for each queue."""
     for labels in queues:
-        values = labels.values()
         try:
             depth = await rt.broker.backlog(labels.queue_name)
             now = rt.clock.now()
@@ -123,12 +139,9 @@ async def poll_backlog_once(rt: Runtime, queues: Sequence[QueueLabels]) -> None:
                 labels.queue_name, [now + b for b in PROXIMITY_BUCKETS]
             )
         except Exception:
-            rt.metrics.backlog.labels(*values).set(0)
-            rt.metrics.backlog_available.labels(*values).set(0)
+            rt.metrics.backlog_unavailable(labels)
             continue
-        rt.metrics.backlog.labels(*values).set(depth)
-        rt.metrics.backlog_available.labels(*values).set(1)
-        rt.metrics.proximity.update(labels, counts, depth)
+        rt.metrics.backlog_read(labels, depth, counts)
 
 
 async def stop_tasks(tasks: Sequence[asyncio.Task[None]]) -> None:

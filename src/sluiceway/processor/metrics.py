@@ -1,4 +1,5 @@
-"""The processor's Prometheus metrics (contracts section 8), one registry per processor.
+"""The processor's Prometheus metrics (upstream's names, docs/processor.md), one registry per
+processor.
 
 Names come from :mod:`sluiceway.observability.names`; labels are the queue triple
 (``queue_id``, ``queue_name``, ``pool_name``). Pool-gate series carry empty queue labels, as
@@ -45,6 +46,11 @@ class QueueLabels:
 
     def values(self) -> tuple[str, str, str]:
         return (self.queue_id, self.queue_name, self.pool_name)
+
+    @classmethod
+    def of_pool(cls, pool_id: str) -> QueueLabels:
+        """The labels of a pool-level series (pool gates): empty queue fields, as upstream."""
+        return cls("", "", pool_id)
 
 
 M = TypeVar("M", Counter, Gauge, Histogram)
@@ -187,3 +193,74 @@ class ProcessorMetrics:
     def outcome(self, labels: QueueLabels, counter: str) -> None:
         """Bump the outcome counter named by :class:`~sluiceway.processor.outcome.Finish`."""
         self._outcomes[counter].labels(*labels.values()).inc()
+
+    # -- events of a request's path (the steps call these; label handling stays here) -----
+
+    def pool_configured(self, pool_id: str, workers: int) -> None:
+        self.worker_limit.labels(pool_id).set(workers)
+
+    def budget_read(self, labels: QueueLabels, budget: float) -> None:
+        """A gate's budget was read (queue labels, or :meth:`QueueLabels.of_pool`)."""
+        self.budget.labels(*labels.values()).set(budget)
+
+    def gate_held(self, labels: QueueLabels, reason: str) -> None:
+        """A gate held, dropped or failed to decide a request; ``reason`` per ``gate_reason``."""
+        self.gate_decisions.labels(*labels.values(), reason).inc()
+
+    def entry_quarantined(self, labels: QueueLabels) -> None:
+        self.invalid.labels(*labels.values()).inc()
+
+    def buffered(self, labels: QueueLabels) -> None:
+        """A claimed request entered its pool's ready buffer."""
+        self.queue_depth.labels(*labels.values()).inc()
+
+    def unbuffered(self, labels: QueueLabels) -> None:
+        """A buffered request left without a worker (drain, hot reload)."""
+        self.queue_depth.labels(*labels.values()).dec()
+
+    def picked_up(self, labels: QueueLabels, *, waited_ms: float, first: bool) -> None:
+        """A worker took a request from the buffer after ``waited_ms``; ``first``: its first
+        attempt (counted once in ``request_total``)."""
+        values = labels.values()
+        self.queue_depth.labels(*values).dec()
+        self.residence.labels(*values).observe(waited_ms)
+        if first:
+            self.requests.labels(*values).inc()
+
+    def gate_wait_expired(self, labels: QueueLabels) -> None:
+        """A parked request went back to its queue after ``gate_wait_timeout``."""
+        self.gate_wait_requeues.labels(*labels.values()).inc()
+
+    def attempt_started(self, labels: QueueLabels) -> None:
+        values = labels.values()
+        self.inflight.labels(*values).inc()
+        self.dispatched.labels(*values).inc()
+
+    def attempt_ended(self, labels: QueueLabels, *, elapsed_ms: float) -> None:
+        values = labels.values()
+        self.inflight.labels(*values).dec()
+        self.inference_latency.labels(*values).observe(elapsed_ms)
+
+    def answered(self, labels: QueueLabels, status: int, tokens: tuple[int, int] | None) -> None:
+        """An HTTP answer arrived: 429s count as shed; ``tokens`` (input, output) from usage."""
+        values = labels.values()
+        if status == 429:
+            self.shed.labels(*values).inc()
+        if tokens is not None:
+            self.tokens.labels(*values, "input").inc(tokens[0])
+            self.tokens.labels(*values, "output").inc(tokens[1])
+
+    def retried(self, labels: QueueLabels) -> None:
+        self.retries.labels(*labels.values()).inc()
+
+    def backlog_read(self, labels: QueueLabels, depth: int, due_counts: list[int]) -> None:
+        """A backlog poll read ``depth`` pending entries, ``due_counts`` per proximity bucket."""
+        values = labels.values()
+        self.backlog.labels(*values).set(depth)
+        self.backlog_available.labels(*values).set(1)
+        self.proximity.update(labels, due_counts, depth)
+
+    def backlog_unavailable(self, labels: QueueLabels) -> None:
+        values = labels.values()
+        self.backlog.labels(*values).set(0)
+        self.backlog_available.labels(*values).set(0)

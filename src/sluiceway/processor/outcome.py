@@ -1,8 +1,11 @@
 """What one upstream attempt means: finish with a result, or retry later (pure).
 
-Classes follow llm-d-async (reference 6.3) with one deliberate change (section 12.4):
-connection errors and per-attempt timeouts are retried too, up to ``max_connect_errors`` in a
-row. ``max_attempts`` caps all attempts of a request (None = until the deadline, as upstream).
+Classes follow llm-d-async's (success, rate limit, invalid request, server error) with one
+deliberate change: connection errors and per-attempt timeouts are retried too, while the
+deadline allows, with their backoff capped at ``connect_backoff_cap`` (a model server restart
+takes minutes and must not fail requests that have time left); ``max_connect_errors`` (opt-in)
+caps them in a row. ``max_attempts`` caps all attempts of a request (None = until the deadline,
+as upstream).
 When retrying is over because of the deadline, the last HTTP answer is the result if there was
 one, else ``DEADLINE_EXCEEDED``.
 """
@@ -12,20 +15,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sluiceway.processor.retry import plan_retry
-from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
+from sluiceway.processor.results import (
+    HttpAnswer,
+    deadline_result,
+    http_result,
+    inference_error_result,
+)
+from sluiceway.processor.retry import MAX_BACKOFF_SECONDS, plan_retry
+from sluiceway.wire import ResultRecord
 
 __all__ = [
+    "DEFAULT_CONNECT_BACKOFF_CAP",
     "Attempt",
     "AttemptKind",
     "Category",
     "Finish",
-    "HttpAnswer",
     "Retry",
     "RetryPolicy",
     "Step",
     "categorize",
-    "deadline_result",
     "decide",
 ]
 
@@ -49,14 +57,6 @@ class Category(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class HttpAnswer:
-    """An HTTP answer kept for the last-answer rule: status and body text."""
-
-    status: int
-    body: str
-
-
-@dataclass(frozen=True, slots=True)
 class Attempt:
     """One attempt's facts. ``retry_after`` in scaled seconds; ``error`` describes failures."""
 
@@ -67,12 +67,19 @@ class Attempt:
     error: str = ""
 
 
+# Scaled seconds: the longest backoff between attempts that failed to connect, so a model
+# server that comes back is used again within about this long.
+DEFAULT_CONNECT_BACKOFF_CAP = 10.0
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Per-queue retry limits (decisions.md 27): None = unlimited attempts."""
+    """Per-queue retry limits (sluiceway's own queue settings): None = unlimited.
+    ``connect_backoff_cap``: scaled seconds, the longest backoff after a transport failure."""
 
     max_attempts: int | None = None
-    max_connect_errors: int = 5
+    max_connect_errors: int | None = None
+    connect_backoff_cap: float = DEFAULT_CONNECT_BACKOFF_CAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,25 +114,11 @@ def categorize(attempt: Attempt) -> Category:
     return Category.SERVER_ERROR
 
 
-def _http_result(request_id: str, answer: HttpAnswer, token: str) -> ResultRecord:
-    return ResultRecord.ok(request_id, answer.status, answer.body, request_token=token)
-
-
 def _error_text(attempt: Attempt) -> str:
     text = f"{attempt.error or attempt.kind.value}"
     if attempt.dropped_reason:
         text = f"{text} (dropped: {attempt.dropped_reason})"
     return text
-
-
-def deadline_result(
-    request_id: str, token: str, last: HttpAnswer | None, message: str | None = None
-) -> ResultRecord:
-    """The result of a request its deadline ended: the last HTTP answer it got, if any, else
-    ``DEADLINE_EXCEEDED`` (``message`` None: the default text)."""
-    if last is not None:
-        return _http_result(request_id, last, token)
-    return ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token)
 
 
 def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Attempt) -> Finish:
@@ -136,17 +129,14 @@ def _terminal(request_id: str, token: str, last: HttpAnswer | None, attempt: Att
 def _gives_up(attempt: Attempt, *, attempts: int, connect_errors: int, policy: RetryPolicy) -> bool:
     if policy.max_attempts is not None and attempts >= policy.max_attempts:
         return True
-    return attempt.answer is None and connect_errors >= policy.max_connect_errors
+    cap = policy.max_connect_errors
+    return attempt.answer is None and cap is not None and connect_errors >= cap
 
 
 def _give_up(request_id: str, token: str, attempt: Attempt) -> Finish:
     if attempt.answer is not None:
-        return Finish(_http_result(request_id, attempt.answer, token), "failed")
-    message = f"{DEFAULT_MESSAGES[ErrorCode.INFERENCE_ERROR]}: {_error_text(attempt)}"
-    return Finish(
-        ResultRecord.error(request_id, ErrorCode.INFERENCE_ERROR, message, request_token=token),
-        "failed",
-    )
+        return Finish(http_result(request_id, token, attempt.answer), "failed")
+    return Finish(inference_error_result(request_id, token, _error_text(attempt)), "failed")
 
 
 def decide(
@@ -171,10 +161,10 @@ def decide(
     category = categorize(attempt)
     if category is Category.SUCCESS:
         assert attempt.answer is not None
-        return Finish(_http_result(request_id, attempt.answer, request_token), "successful")
+        return Finish(http_result(request_id, request_token, attempt.answer), "successful")
     if category is Category.INVALID_REQ:
         assert attempt.answer is not None
-        return Finish(_http_result(request_id, attempt.answer, request_token), "failed")
+        return Finish(http_result(request_id, request_token, attempt.answer), "failed")
     if _gives_up(attempt, attempts=attempts, connect_errors=connect_errors, policy=policy):
         return _give_up(request_id, request_token, attempt)
     plan = plan_retry(
@@ -183,6 +173,7 @@ def decide(
         retry_after=attempt.retry_after,
         rand=rand,
         jitter=jitter,
+        cap=policy.connect_backoff_cap if category is Category.TRANSPORT else MAX_BACKOFF_SECONDS,
     )
     if plan.terminal:
         return _terminal(request_id, request_token, last_answer, attempt)

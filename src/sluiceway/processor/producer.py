@@ -1,9 +1,9 @@
 """The producer client: submit requests, cancel them, read their results.
 
-Writes exactly the upstream envelope (contracts section 1) with a fresh ``request_token`` per
-submission and the ``request-active:<id>`` marker that makes cancellation possible; a
-re-submitted id starts a new generation (an older generation's cancel marker no longer applies).
-Works over any :class:`~sluiceway.broker.base.Broker`.
+Writes exactly the upstream envelope (``sluiceway.wire.envelope``) with a fresh
+``request_token`` per submission and the ``request-active:<id>`` marker that makes cancellation
+possible; a re-submitted id starts a new generation (an older generation's cancel marker no
+longer applies). Works over any :class:`~sluiceway.broker.base.Broker`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Producer:
     """Submits to ``queue`` (default) and reads results from ``result_queue``.
 
     ``result_queue`` None leaves routing to the processor (the queue's or the default list);
-    set it to give every request of this producer its own route (contracts 2: it wins).
+    set it to give every request of this producer its own route (the request's own route wins).
     """
 
     def __init__(

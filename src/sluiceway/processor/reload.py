@@ -19,7 +19,7 @@ from sluiceway.clock import Clock
 from sluiceway.config.documents import read_document
 from sluiceway.config.processor import TransportConfig, load_transport_config
 from sluiceway.errors import ConfigError, SluicewayError
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
 
 __all__ = ["ReloadPlan", "plan_reload", "reload_once", "watch_transport_config"]
 

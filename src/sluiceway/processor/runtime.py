@@ -10,13 +10,17 @@ from dataclasses import dataclass, field
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
 from sluiceway.processor.cancel_watch import CancelWatch
-from sluiceway.processor.item import WorkItem
 from sluiceway.processor.metrics import ProcessorMetrics
-from sluiceway.processor.outcome import HttpAnswer
-from sluiceway.processor.settings import ProcessorSettings
-from sluiceway.processor.signals import Pulse
+from sluiceway.processor.pulse import Pulse
+from sluiceway.processor.results import HttpAnswer
+from sluiceway.processor.specs import ProcessorSpec
+from sluiceway.processor.work_item import WorkItem
 
-__all__ = ["AttemptMemory", "ClaimBook", "Runtime"]
+__all__ = ["LEASE_PAST_DEADLINE", "AttemptMemory", "ClaimBook", "Runtime"]
+
+# Scaled seconds a claim lease may outlive its request's deadline: time to write the
+# deadline's result (or the last answer) before a reclaimer may take the entry back.
+LEASE_PAST_DEADLINE = 300.0
 
 
 class ClaimBook:
@@ -86,7 +90,7 @@ class Runtime:
 
     broker: Broker
     clock: Clock
-    settings: ProcessorSettings
+    settings: ProcessorSpec
     metrics: ProcessorMetrics
     book: ClaimBook = field(default_factory=ClaimBook)
     memory: AttemptMemory = field(default_factory=AttemptMemory)
@@ -97,8 +101,9 @@ class Runtime:
     stopping: bool = False
 
     def lease_until(self, deadline: float) -> float:
-        """A claim lease: ``claim_lease`` from now, at most 5 minutes past the deadline."""
-        return min(self.clock.now() + self.settings.claim_lease, deadline + 300.0)
+        """A claim lease: ``claim_lease`` from now, at most :data:`LEASE_PAST_DEADLINE` past
+        the deadline."""
+        return min(self.clock.now() + self.settings.claim_lease, deadline + LEASE_PAST_DEADLINE)
 
     def wall(self, seconds: float) -> float:
         return self.clock.to_wall(seconds)

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import signal
 import socket
-from collections.abc import Generator, Mapping
+from collections.abc import AsyncIterator, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,12 +24,13 @@ from sluiceway.clock import Clock
 from sluiceway.config.processor import TransportConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.ports import PortAnnouncer
-from sluiceway.processor.app import Processor
 from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
-from sluiceway.processor.health import health_app
+from sluiceway.processor.http_app import health_app
 from sluiceway.processor.reload import watch_transport_config
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import DEFAULT_BACKLOG_INTERVAL
 
-__all__ = ["Endpoints", "run_processor"]
+__all__ = ["Endpoints", "StopSignals", "run_processor"]
 
 log = logging.getLogger(__name__)
 
@@ -70,29 +71,46 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve(
-    app: Starlette, endpoints: Endpoints
-) -> tuple[list[_QuietServer], list[asyncio.Task[None]]]:
+@contextlib.asynccontextmanager
+async def _serving(app: Starlette, endpoints: Endpoints) -> AsyncIterator[None]:
+    """Serve ``app`` on every binding of ``endpoints`` until the block ends (or raises)."""
     announcer = PortAnnouncer(endpoints.ports_file)
     servers: list[_QuietServer] = []
     tasks: list[asyncio.Task[None]] = []
-    for name, port in endpoints.bindings().items():
-        sock = _bind(endpoints.host, port)
-        server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        servers.append(server)
-        tasks.append(asyncio.create_task(server.serve(sockets=[sock])))
-        bound = sock.getsockname()[1]
-        announcer.announce(name, f"http://{endpoints.host}:{bound}")
-    return servers, tasks
+    try:
+        for name, port in endpoints.bindings().items():
+            sock = _bind(endpoints.host, port)
+            server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            servers.append(server)
+            tasks.append(asyncio.create_task(server.serve(sockets=[sock])))
+            bound = sock.getsockname()[1]
+            announcer.announce(name, f"http://{endpoints.host}:{bound}")
+        yield
+    finally:
+        for server in servers:
+            server.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _stop_signal() -> asyncio.Event:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-    return stop
+class StopSignals:
+    """SIGTERM / SIGINT: the first asks for a drain (``drain``), a second one during the
+    drain for a fast stop (``force``): in-flight calls aborted, their entries returned."""
+
+    def __init__(self) -> None:
+        self.drain = asyncio.Event()
+        self.force = asyncio.Event()
+
+    def received(self) -> None:
+        if self.drain.is_set():
+            log.warning("second stop signal: forcing a fast stop")
+            self.force.set()
+        self.drain.set()
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.received)
 
 
 def _watch(
@@ -124,13 +142,22 @@ async def run_processor(
     endpoints: Endpoints,
     services: Mapping[str, object] | None = None,
     stop: asyncio.Event | None = None,
+    force: asyncio.Event | None = None,
+    backlog_interval: float = DEFAULT_BACKLOG_INTERVAL,
 ) -> None:
-    """Run until SIGTERM / SIGINT (or ``stop`` is set), then drain and exit."""
-    stop = stop or _stop_signal()
-    backend = await open_backend(config, time_scale=clock.scale)
-    try:
+    """Run until SIGTERM / SIGINT (or ``stop`` is set), then drain and exit; a second signal
+    (or ``force``) during the drain stops at once. Whatever fails on the way, the HTTP servers
+    stop and the broker closes."""
+    signals = StopSignals()
+    if stop is None:
+        signals.install()
+    else:
+        signals.drain, signals.force = stop, force or signals.force
+    async with contextlib.AsyncExitStack() as stack:
+        backend = await open_backend(config, time_scale=clock.scale)
+        stack.push_async_callback(backend.aclose)
         processor = Processor(
-            runtime_settings(config),
+            runtime_settings(config, backlog_interval=backlog_interval),
             backend.broker,
             clock=clock,
             quota_store=backend.quota_stores,
@@ -141,17 +168,23 @@ async def run_processor(
             ping=backend.broker.ping,
             registry=processor.metrics.registry,
         )
-        servers, tasks = await _serve(app, endpoints)
+        await stack.enter_async_context(_serving(app, endpoints))
         await processor.start()
-        watcher = _watch(config, processor, clock)
-        await stop.wait()
+        stack.push_async_callback(_cancel, _watch(config, processor, clock))
+        forward = asyncio.create_task(_forward_force(signals.force, processor), name="force-stop")
+        stack.push_async_callback(_cancel, forward)
+        await signals.drain.wait()
         log.info("stop requested: draining")
-        if watcher is not None:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
         await processor.stop()
-        for server in servers:
-            server.should_exit = True
-        await asyncio.gather(*tasks, return_exceptions=True)
-    finally:
-        await backend.aclose()
+
+
+async def _forward_force(force: asyncio.Event, processor: Processor) -> None:
+    await force.wait()
+    processor.force_stop()
+
+
+async def _cancel(task: asyncio.Task[None] | None) -> None:
+    if task is None:
+        return
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)

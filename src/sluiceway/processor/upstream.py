@@ -12,7 +12,8 @@ from typing import Any
 import aiohttp
 
 from sluiceway.clock import Clock
-from sluiceway.processor.outcome import Attempt, AttemptKind, HttpAnswer
+from sluiceway.processor.outcome import Attempt, AttemptKind
+from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.retry import parse_retry_after
 from sluiceway.wire import headers as h
 

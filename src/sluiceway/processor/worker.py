@@ -2,7 +2,7 @@
 
 ``admit`` (cancellation, deadline, pool gates with parking), ``dispatch`` (the HTTP attempt,
 watched for cancellation), ``record`` (result or retry). Every path ends the claim exactly once
-through the :class:`~sluiceway.processor.record.Recorder`. A drain that runs out of time cancels
+through the :class:`~sluiceway.processor.recorder.Recorder`. A drain that runs out of time cancels
 the worker: its request goes back to the queue with its retry count unchanged.
 """
 
@@ -14,23 +14,22 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from sluiceway.gates.base import (
-    CLASSIFICATION_LABEL,
-    Decision,
-    GateRequest,
-    Verdict,
-    apply_chain,
-    budget_allows,
-)
+from sluiceway.gates.base import CLASSIFICATION_LABEL, Decision, Verdict, budget_allows
+from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.headers import build_headers, build_url
-from sluiceway.processor.ingest import gate_reason
-from sluiceway.processor.item import WorkItem
-from sluiceway.processor.outcome import Attempt, Finish, deadline_result, decide
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder, dropped_result
+from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.outcome import Attempt, Finish, decide
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.recorder import Recorder
+from sluiceway.processor.results import (
+    cancelled_result,
+    deadline_result,
+    dropped_result,
+    gate_error_result,
+)
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
-from sluiceway.wire import DEFAULT_MESSAGES, ErrorCode, ResultRecord
+from sluiceway.processor.work_item import WorkItem
 
 __all__ = ["Worker"]
 
@@ -42,7 +41,7 @@ _PARKED_CANCEL_CHECK = 1.0  # scaled seconds between cancellation checks of a pa
 class Worker:
     """One worker of a pool: one request at a time."""
 
-    def __init__(self, rt: Runtime, pool: PoolRuntime, upstream: Upstream) -> None:
+    def __init__(self, rt: Runtime, pool: ReadyBuffer, upstream: Upstream) -> None:
         self._rt = rt
         self._pool = pool
         self._upstream = upstream
@@ -75,22 +74,20 @@ class Worker:
             raise
 
     def _picked_up(self, item: WorkItem) -> None:
-        labels = item.labels.values()
-        self._rt.metrics.queue_depth.labels(*labels).dec()
         waited = (self._rt.clock.monotonic() - item.ingested_at) * 1000
-        self._rt.metrics.residence.labels(*labels).observe(waited)
         memory = self._rt.memory.get(item.request_id, item.token)
-        if item.envelope.internal.retry_count == 0 and not memory.counted:
-            memory.counted = True
-            self._rt.metrics.requests.labels(*labels).inc()
+        first = item.envelope.internal.retry_count == 0 and not memory.counted
+        memory.counted = memory.counted or first
+        self._rt.metrics.picked_up(item.labels, waited_ms=waited, first=first)
 
     # -- admit --------------------------------------------------------------------------------
 
     async def admit(self, item: WorkItem) -> bool:
         """True when the request may be sent; otherwise it has been recorded or released.
 
-        This is the cancellation check right before the send (decisions.md 15b): once up front,
-        and once more after a pool gate, which may have parked the request."""
+        This is the cancellation check right before the send, so a request cancelled meanwhile
+        is never sent: once up front, and once more after a pool gate, which may have parked
+        the request."""
         if await self._cancelled(item):
             return False
         if item.deadline <= self._rt.clock.now():
@@ -127,19 +124,13 @@ class Worker:
         gate = self._pool.gate
         assert gate is not None
         budget = await gate.budget(now)
-        self._rt.metrics.budget.labels("", "", self._pool.spec.id).set(budget)
+        self._rt.metrics.budget_read(self._pool_labels, budget)
         if not budget_allows(budget, self._pool.dispatching, self._pool.spec.workers):
             return Decision(Verdict.WAIT)
-        request = GateRequest(
-            request_id=item.request_id,
-            request_token=item.token,
-            holder=item.holder,
-            deadline=item.deadline,
-            lease_until=item.claim.lease_until,
-            metadata=item.envelope.data.metadata,
-            labels=dict(item.envelope.internal.labels),
+        request = gate_request(
+            item.envelope, holder=item.holder, lease_until=item.claim.lease_until
         )
-        return await apply_chain([gate], request, item.holdings, now)
+        return await apply_gate(gate, request, item.holdings, now)
 
     async def _gate_outcome(self, item: WorkItem, decision: Decision) -> bool:
         if decision.admitted:
@@ -151,18 +142,20 @@ class Worker:
             record = dropped_result(item.request_id, item.token, decision)
             await self._recorder.result(item, record, "failed")
         else:
-            message = f"{DEFAULT_MESSAGES[ErrorCode.GATE_ERROR]}: {decision.message}"
-            record = ResultRecord.error(
-                item.request_id, ErrorCode.GATE_ERROR, message, request_token=item.token
-            )
+            record = gate_error_result(item.request_id, item.token, decision)
             await self._recorder.result(item, record, "failed")
         return False
 
+    @property
+    def _pool_labels(self) -> QueueLabels:
+        return QueueLabels.of_pool(self._pool.spec.id)
+
     def _count_gate(self, item: WorkItem, decision: Decision) -> None:
-        reason = gate_reason(
-            decision.verdict, item.envelope.internal.labels.get(CLASSIFICATION_LABEL)
-        )
-        self._rt.metrics.gate_decisions.labels("", "", item.queue.pool_id, reason).inc()
+        """Pool-gate series carry the pool's labels; without a classification of its own,
+        the request's queue-level one decides the reason."""
+        labels = item.envelope.internal.labels
+        classification = decision.classification or labels.get(CLASSIFICATION_LABEL)
+        self._rt.metrics.gate_held(self._pool_labels, gate_reason(decision.verdict, classification))
 
     async def _parked_too_long(self, item: WorkItem, started: float, now: float) -> bool:
         if item.deadline <= now:
@@ -170,7 +163,7 @@ class Worker:
             return True
         limit = self._rt.settings.gate_wait_timeout
         if limit > 0 and now - started >= limit:
-            self._rt.metrics.gate_wait_requeues.labels(*item.labels.values()).inc()
+            self._rt.metrics.gate_wait_expired(item.labels)
             await self._recorder.release(item)
             return True
         return False
@@ -202,7 +195,8 @@ class Worker:
         key = (item.request_id, item.token)
         task = asyncio.current_task()
         assert task is not None
-        self._in_flight(item, +1)
+        self._pool.dispatching += 1
+        self._rt.metrics.attempt_started(item.labels)
         self._rt.cancels.track(key, task)
         started = self._rt.clock.monotonic()
         try:
@@ -215,19 +209,12 @@ class Worker:
             if self._rt.cancels.untrack(key):
                 task.uncancel()  # the attempt ended before the abort landed
         finally:
-            self._in_flight(item, -1)
+            self._pool.dispatching -= 1
             elapsed = (self._rt.clock.monotonic() - started) * 1000
-            self._rt.metrics.inference_latency.labels(*item.labels.values()).observe(elapsed)
+            self._rt.metrics.attempt_ended(item.labels, elapsed_ms=elapsed)
         if attempt is None:
             await self._record_cancel(item)
         return attempt
-
-    def _in_flight(self, item: WorkItem, delta: int) -> None:
-        labels = item.labels.values()
-        self._pool.dispatching += delta
-        self._rt.metrics.inflight.labels(*labels).inc(delta)
-        if delta > 0:
-            self._rt.metrics.dispatched.labels(*labels).inc()
 
     # -- record -------------------------------------------------------------------------------
 
@@ -236,7 +223,9 @@ class Worker:
         memory = self._rt.memory.get(item.request_id, item.token)
         if attempt.answer is not None:
             memory.last_answer, memory.connect_errors = attempt.answer, 0
-            self._count_answer(item, attempt)
+            status = attempt.answer.status
+            tokens = usage_tokens(attempt.answer.body) if status < 400 else None
+            self._rt.metrics.answered(item.labels, status, tokens)
         else:
             memory.connect_errors += 1
         step = decide(
@@ -256,17 +245,6 @@ class Worker:
         else:
             await self._recorder.retry(item, step.delay)
 
-    def _count_answer(self, item: WorkItem, attempt: Attempt) -> None:
-        assert attempt.answer is not None
-        labels = item.labels.values()
-        if attempt.answer.status == 429:
-            self._rt.metrics.shed.labels(*labels).inc()
-        if attempt.answer.status < 400:
-            tokens = usage_tokens(attempt.answer.body)
-            if tokens is not None:
-                self._rt.metrics.tokens.labels(*labels, "input").inc(tokens[0])
-                self._rt.metrics.tokens.labels(*labels, "output").inc(tokens[1])
-
     async def _cancelled(self, item: WorkItem) -> bool:
         if not await self._rt.broker.is_cancelled(item.request_id, item.token):
             return False
@@ -274,8 +252,7 @@ class Worker:
         return True
 
     async def _record_cancel(self, item: WorkItem) -> None:
-        record = ResultRecord.error(item.request_id, ErrorCode.CANCELLED, request_token=item.token)
-        await self._recorder.result(item, record, None)
+        await self._recorder.result(item, cancelled_result(item.request_id, item.token), None)
 
     async def _expire(self, item: WorkItem) -> None:
         last = self._rt.memory.last_answer(item.request_id, item.token)

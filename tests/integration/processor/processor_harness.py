@@ -14,67 +14,21 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
-from sluiceway.processor.app import Processor
-from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.guide_spec import GUIDE_TEAMS, guide_spec, team_quota
+from sluiceway.processor.guide_spec import team_queues as team_queues
 from sluiceway.processor.outcome import RetryPolicy
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import ProcessorSpec, QueueSpec
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 from sluiceway.wire import ResultRecord, decode_result
-from sluiceway.wire.lanes import LANE_KEYS
 
 OBJECTIVE = "x-llm-d-inference-objective"
 FAIRNESS = "x-llm-d-inference-fairness-id"
 RESULTS = "results-list"
 SCALE = 20.0
-TEAMS = {"premium": ("interactive", 2), "standard": ("async", 2), "batch": ("batch", 1)}
-
-
-def quota(limit: int, gating_mode: str = "classifying") -> dict[str, Any]:
-    return {
-        "attribute": "team",
-        "mode": "concurrency",
-        "limit": str(limit),
-        "gating_mode": gating_mode,
-    }
-
-
-def team_queues(url: str, *, gating_mode: str = "classifying", **kw: Any) -> list[QueueSpec]:
-    return [
-        QueueSpec(
-            id=f"team-{team}",
-            queue_name=f"team-{team}",
-            igw_base_url=url,
-            pool_id="teams",
-            labels={"tier": tier},
-            gate_type="redis-quota",
-            gate_params=quota(limit, gating_mode),
-            **kw,
-        )
-        for team, (tier, limit) in TEAMS.items()
-    ]
-
-
-def guide_settings(
-    queues: Sequence[QueueSpec], *, workers: int = 1, **kw: Any
-) -> ProcessorSettings:
-    merge = MergeSpec(
-        ordering="tier-priority",
-        headers=HeaderPolicy(
-            stamp_lanes=True,
-            lane_objectives={k: k for k in LANE_KEYS},
-            fairness_attribute="team",
-        ),
-    )
-    base: dict[str, Any] = {
-        "queues": queues,
-        "pools": (PoolSpec(id="teams", workers=workers),),
-        "merge": merge,
-        "result_queue_name": RESULTS,
-        "poll_interval": 1.0,
-        "backlog_interval": 0,
-    }
-    base.update(kw)
-    return ProcessorSettings(**base)
+TEAMS = GUIDE_TEAMS
+quota = team_quota
+guide_settings = guide_spec  # the guide's processor shape, shared with the e2e rig and benches
 
 
 def guide_entry(
@@ -146,7 +100,7 @@ async def rig(sim_config: SimConfig | None = None, *, scale: float = SCALE) -> A
         yield Rig(MemoryBroker(), clock, sim, sim.urls[0])
 
 
-def processor(r: Rig, settings: ProcessorSettings) -> Processor:
+def processor(r: Rig, settings: ProcessorSpec) -> Processor:
     return Processor(settings, r.broker, clock=r.clock, registry=CollectorRegistry())
 
 

@@ -1,16 +1,14 @@
-"""Cancellation before dispatch and in flight (decisions.md 15b): exactly one CANCELLED."""
+"""Cancellation before dispatch and in flight: exactly one CANCELLED, never a second result."""
 
 from __future__ import annotations
-
-import asyncio
 
 import pytest
 from processor_harness import RESULTS, collect, guide_settings, rig, wait_until
 from prometheus_client import CollectorRegistry
 
-from sluiceway.processor.app import Processor
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import PoolSpec, QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import PoolSpec, QueueSpec
 from sluiceway.sim import SimConfig
 
 pytestmark = pytest.mark.serial
@@ -31,14 +29,14 @@ async def test_cancel_in_flight_aborts_upstream_and_writes_one_cancelled() -> No
         engine = r.sim.engines[0]
         async with Processor(
             guide_settings([q], workers=1), r.broker, clock=r.clock, registry=CollectorRegistry()
-        ):
+        ) as proc:
             await wait_until(lambda: engine.num_running == 1)
             cancelled_at = r.clock.now()
             assert (await producer.cancel(["long"])) == {"long": True}
             (result,) = await collect(r.broker, 1, within=10)
             took = r.clock.now() - cancelled_at
             await wait_until(lambda: engine.num_running == 0, within=5)
-            await asyncio.sleep(0.3)
+            await proc.wait_idle()
         assert result.error_code == "CANCELLED" and result.status_code == 0
         assert took <= 1.0 + 0.25
         assert await r.broker.result_count(RESULTS) == 0

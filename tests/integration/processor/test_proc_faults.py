@@ -3,7 +3,6 @@ request still gets exactly one result."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import pytest
@@ -13,8 +12,8 @@ from prometheus_client import CollectorRegistry
 from sluiceway.broker.base import Claim, ResultWrite
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.errors import BrokerError
-from sluiceway.processor.app import Processor
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import QueueSpec
 
 pytestmark = pytest.mark.serial
 
@@ -37,9 +36,9 @@ async def test_a_failed_ack_is_redelivered_after_the_lease() -> None:
         q = QueueSpec(id="q", queue_name="q", igw_base_url=r.url, pool_id="teams")
         await broker.enqueue("q", [guide_entry("t", 0, now=r.clock.now())])
         settings = replace(guide_settings([q], workers=1), claim_lease=3.0, reclaim_interval=0.5)
-        async with Processor(settings, broker, clock=r.clock, registry=CollectorRegistry()):
+        async with Processor(settings, broker, clock=r.clock, registry=CollectorRegistry()) as proc:
             (result,) = await collect(broker, 1, within=20)
-            await asyncio.sleep(0.1)
+            await proc.wait_idle()
         assert broker.failed == 1 and result.status_code == 200
         assert await broker.result_count(RESULTS) == 0 and broker.claimed_count("q") == 0
 

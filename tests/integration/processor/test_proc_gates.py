@@ -19,9 +19,9 @@ from processor_harness import (
 )
 from prometheus_client import CollectorRegistry
 
-from sluiceway.processor.app import Processor
-from sluiceway.processor.lanes import LaneScheduler, Picked
-from sluiceway.processor.settings import PoolSpec, QueueSpec
+from sluiceway.processor.lane_scheduler import LaneScheduler, Picked
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import PoolSpec, QueueSpec
 from sluiceway.sim import SimConfig
 
 pytestmark = pytest.mark.serial

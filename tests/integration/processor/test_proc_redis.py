@@ -14,8 +14,8 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.config.settings import load_processor_settings
 from sluiceway.localservices import RedisServer
-from sluiceway.processor.app import Processor
 from sluiceway.processor.build import open_backend, runtime_settings
+from sluiceway.processor.service import Processor
 from sluiceway.sim import SimConfig
 from sluiceway.wire import decode_result
 

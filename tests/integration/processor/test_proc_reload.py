@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from processor_harness import collect, guide_entry, guide_settings, processor, rig
 
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
 
 pytestmark = pytest.mark.serial
 
@@ -28,6 +26,6 @@ async def test_queues_come_and_go_without_a_restart() -> None:
             await proc.reconfigure([b])
             assert [i.queue.id for i in proc.ingests] == ["b"]
             await r.broker.enqueue("a", [guide_entry("a", 1, now=r.clock.now())])
-            await asyncio.sleep(0.2)
+            await proc.wait_idle()
             assert await r.broker.backlog("a") == 1
             assert await r.broker.result_count("results-list") == 0

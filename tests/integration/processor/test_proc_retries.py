@@ -1,4 +1,5 @@
-"""Retries honour Retry-After; connection errors are retried up to the cap; deadlines end
+"""Retries honour Retry-After; connection errors are retried while the deadline allows (or up
+to an opt-in cap); deadlines end
 retries with the last HTTP answer, or DEADLINE_EXCEEDED when there was none."""
 
 from __future__ import annotations
@@ -6,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from processor_harness import Rig, collect, guide_entry, guide_settings, rig
+from processor_harness import RESULTS, Rig, collect, guide_entry, guide_settings, rig
 from prometheus_client import CollectorRegistry
 
 from sluiceway.ports import free_port
-from sluiceway.processor.app import Processor
 from sluiceway.processor.outcome import RetryPolicy
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import QueueSpec
+from sluiceway.sim import SimConfig, running_simulator
 from sluiceway.wire import ResultRecord
 
 pytestmark = pytest.mark.serial
@@ -65,6 +67,26 @@ async def test_connection_errors_are_retried_up_to_the_cap() -> None:
         assert retried == 2
         assert result.status_code == 0 and result.error_code == "INFERENCE_ERROR"
         assert "Failed to send request to inference" in result.error_message
+
+
+async def test_a_model_server_down_longer_than_the_old_give_up_time_still_answers() -> None:
+    """Down for 90 scaled seconds (five connection errors in a row used to give up after
+    30-60 s): retries continue with their backoff capped, and the request is answered."""
+    async with rig(scale=50.0) as r:
+        port = free_port()
+        spec = queue(f"http://127.0.0.1:{port}")
+        now = r.clock.now()
+        await r.broker.enqueue("q", [guide_entry("t", 0, now=now, ttl=600)])
+        settings = guide_settings([spec], workers=1)
+        async with Processor(
+            settings, r.broker, clock=r.clock, registry=CollectorRegistry()
+        ) as proc:
+            await r.clock.sleep(90)  # the outage itself, not a wait for the processor
+            assert await r.broker.result_count(RESULTS) == 0 and retries(proc) >= 5
+            async with running_simulator(SimConfig(), clock=r.clock, port=port):
+                (result,) = await collect(r.broker, 1, within=30)
+        assert result.status_code == 200
+        assert r.clock.now() - now < 90 + 10 + 5  # the next attempt within the capped backoff
 
 
 async def test_deadline_ends_retries_with_the_last_http_answer() -> None:

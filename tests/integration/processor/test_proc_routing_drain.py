@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from processor_harness import RESULTS, collect, guide_entry, guide_settings, rig, wait_until
 from prometheus_client import CollectorRegistry
 
-from sluiceway.processor.app import Processor
 from sluiceway.processor.producer import Producer, request
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import QueueSpec
 from sluiceway.sim import SimConfig
 from sluiceway.wire import decode_envelope
 
@@ -108,3 +109,25 @@ async def test_drain_timeout_returns_in_flight_with_its_retry_count() -> None:
         assert decode_envelope(entry.member).internal.retry_count == 0
         assert await r.broker.result_count(RESULTS) == 0
         await wait_until(lambda: engine.num_running == 0, within=2)
+
+
+async def test_force_stop_ends_a_long_drain_at_once() -> None:
+    """A second stop signal during the drain: the in-flight request goes back to its queue
+    with its retry count unchanged, without waiting for the drain timeout."""
+    async with rig(SLOW, scale=10.0) as r:
+        q = QueueSpec(id="q", queue_name="q", igw_base_url=r.url, pool_id="teams")
+        await r.broker.enqueue("q", [guide_entry("t", 0, now=r.clock.now(), max_tokens=400)])
+        proc = Processor(
+            guide_settings([q], workers=1), r.broker, clock=r.clock, registry=CollectorRegistry()
+        )
+        await proc.start()
+        engine = r.sim.engines[0]
+        await wait_until(lambda: engine.num_running == 1)
+        stopping = asyncio.create_task(proc.stop(drain_timeout=3600))
+        await wait_until(lambda: not proc.ready)
+        assert not stopping.done()
+        proc.force_stop()
+        await asyncio.wait_for(stopping, 10)
+        (entry,) = await r.broker.peek("q", 5)
+        assert decode_envelope(entry.member).internal.retry_count == 0
+        assert await r.broker.result_count(RESULTS) == 0

@@ -46,10 +46,12 @@ async def test_concurrency_classifies_and_releases_the_slot() -> None:
     gate = QuotaGate(rule(limit=1, gating_mode="classifying"), store)
     first, second = req("batch", "h1"), req("batch", "h2")
     h1, h2 = Holdings(), Holdings()
-    assert (await gate.apply(first, h1, NOW)).verdict is Verdict.CONTINUE
-    assert first.classification == "reserved" and await store.count("quota:team:batch") == 1
-    assert (await gate.apply(second, h2, NOW)).verdict is Verdict.CONTINUE
-    assert second.classification == "overflow" and len(h2) == 0
+    one = await gate.apply(first, h1, NOW)
+    assert one.verdict is Verdict.CONTINUE
+    assert one.classification == "reserved" and await store.count("quota:team:batch") == 1
+    two = await gate.apply(second, h2, NOW)
+    assert two.verdict is Verdict.CONTINUE
+    assert two.classification == "overflow" and len(h2) == 0
     await h1.release_all()
     assert await store.count("quota:team:batch") == 0
 
@@ -58,9 +60,9 @@ async def test_teams_have_independent_counters() -> None:
     store = MemoryQuotaStore()
     gate = QuotaGate(rule(limit=1, gating_mode="classifying"), store)
     a, b = req("a", "h1"), req("b", "h2")
-    await gate.apply(a, Holdings(), NOW)
-    await gate.apply(b, Holdings(), NOW)
-    assert (a.classification, b.classification) == ("reserved", "reserved")
+    got_a = await gate.apply(a, Holdings(), NOW)
+    got_b = await gate.apply(b, Holdings(), NOW)
+    assert (got_a.classification, got_b.classification) == ("reserved", "reserved")
 
 
 async def test_heartbeat_renewal_keeps_the_holder() -> None:
@@ -70,8 +72,8 @@ async def test_heartbeat_renewal_keeps_the_holder() -> None:
     await gate.apply(req("a", "h1"), holdings, NOW)
     await holdings.renew_all(NOW + 500)
     late = req("a", "h2")
-    assert (await gate.apply(late, Holdings(), NOW + 100)).verdict is Verdict.REFUSE
-    assert late.classification == "overflow"
+    refused = await gate.apply(late, Holdings(), NOW + 100)
+    assert (refused.verdict, refused.classification) == (Verdict.REFUSE, "overflow")
 
 
 async def test_rate_limit_mode_counts_admissions_in_the_window() -> None:

@@ -11,8 +11,8 @@ from sluiceway.clock import VirtualClock
 from sluiceway.config.settings import load_processor_settings
 from sluiceway.errors import ConfigError
 from sluiceway.gates.quota import QuotaGate
-from sluiceway.processor.app import Processor
 from sluiceway.processor.build import runtime_settings
+from sluiceway.processor.service import Processor
 
 GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
 
@@ -27,7 +27,8 @@ def test_quota_only_values_map_onto_the_runtime() -> None:
     ]
     premium = settings.queues[0]
     assert premium.labels == {"tier": "interactive"} and premium.pool_id == "teams"
-    assert premium.result_ttl_seconds == 3600.0 and premium.retry.max_connect_errors == 5
+    assert premium.result_ttl_seconds == 3600.0 and premium.retry.max_connect_errors is None
+    assert premium.retry.connect_backoff_cap == 10.0
     assert settings.pool("teams").workers == 16
     assert settings.merge.ordering == "tier-priority" and settings.merge.headers.stamp_lanes
     assert settings.merge.headers.fairness_attribute == "team"
@@ -40,6 +41,16 @@ def test_the_guide_processor_builds_its_quota_gates() -> None:
     assert len(proc.ingests) == 3 and set(proc.pools) == {"teams", "default"}
     assert all(isinstance(gate, QuotaGate) for gate in proc.queue_gates())
     assert [g.rule.limit for g in proc.queue_gates()] == [2, 2, 1]  # type: ignore[attr-defined]
+
+
+def test_an_empty_request_path_means_upstreams_default() -> None:
+    import json
+
+    queues = [{"queue_name": "q", "igw_base_url": "http://gw", "request_path_url": ""}]
+    loaded = load_processor_settings(
+        transport="memory", transport_config=json.dumps({"queues": queues}), env={}
+    )
+    assert runtime_settings(loaded.value).queues[0].request_path == "/v1/completions"
 
 
 def test_resume_is_refused_until_implemented() -> None:

@@ -35,5 +35,15 @@ def test_commands_are_registered_and_memory_publish_is_refused() -> None:
 
 
 def test_processor_refuses_unsupported_upstream_flags() -> None:
-    result = CliRunner().invoke(cli(), ["processor", "--transport", "memory", "--redis.url=x"])
+    args = ["processor", "--transport", "memory", "--redis.igw-base-url=x"]
+    result = CliRunner().invoke(cli(), args)
     assert result.exit_code == 2 and "--redis." in result.output
+
+
+def test_deprecated_flags_are_translated_and_upstreams_default_transport_is_named() -> None:
+    runner, app = CliRunner(), cli()
+    pubsub = runner.invoke(app, ["processor", "--message-queue-impl", "redis-pubsub"])
+    assert pubsub.exit_code == 2 and "redis-pubsub" in pubsub.output
+    assert "deprecated flag, translated" in pubsub.output
+    no_url = runner.invoke(app, ["processor", "--message-queue-impl=redis-sortedset"])
+    assert no_url.exit_code == 2 and "--redis.ss.igw-base-url" in no_url.output

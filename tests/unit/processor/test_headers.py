@@ -17,10 +17,10 @@ def test_url_join() -> None:
     assert build_url("http://gw", "v1/chat") == "http://gw/v1/chat"
 
 
-def test_lane_objective_and_fairness_override_caller_headers() -> None:
+def test_lane_objective_and_fairness_override_the_queue() -> None:
     out = build_headers(
         request_id="r1",
-        caller_headers={"X-LLM-D-Inference-Objective": "mine", "X-Trace": "1"},
+        caller_headers={"X-Trace": "1", "X-LLM-D-Inference-Fairness-Id": "spoofed"},
         metadata={"team": "batch"},
         queue_objective="queue-obj",
         lane=LANES[2],
@@ -85,3 +85,31 @@ def test_fairness_can_be_disabled() -> None:
         policy=policy,
     )
     assert "x-llm-d-inference-fairness-id" not in out
+
+
+def test_a_callers_objective_in_either_spelling_is_the_one_objective_sent() -> None:
+    for spelling in ("X-Gateway-Inference-Objective", "x-llm-d-inference-objective"):
+        out = build_headers(
+            request_id="r",
+            caller_headers={spelling: "mine"},
+            metadata={},
+            queue_objective="queue-obj",
+            lane=LANES[2],
+            policy=TIER,
+        )
+        objectives = {k: v for k, v in out.items() if "inference-objective" in k}
+        assert objectives == {"x-llm-d-inference-objective": "mine"}
+
+
+def test_the_queue_objective_is_sent_once_under_the_configured_header() -> None:
+    policy = HeaderPolicy(objective_header="x-gateway-inference-objective")
+    out = build_headers(
+        request_id="r",
+        caller_headers={},
+        metadata={},
+        queue_objective="queue-obj",
+        lane=LANES[0],
+        policy=policy,
+    )
+    objectives = {k: v for k, v in out.items() if "inference-objective" in k}
+    assert objectives == {"x-gateway-inference-objective": "queue-obj"}

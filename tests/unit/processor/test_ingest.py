@@ -1,5 +1,4 @@
-"""Gate decision reasons (upstream's rule: overflow refusals are quota_exhausted), and
-cancelled requests at ingest: answered whether the queue gates admit, hold or drop them."""
+"""Cancelled requests at ingest: answered whether the queue gates admit, hold or drop them."""
 
 from __future__ import annotations
 
@@ -12,28 +11,13 @@ from sluiceway.broker.base import ClaimAsk, ClaimOutcome, Entry
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Decision, GateRequest, Holdings, Verdict
-from sluiceway.processor.ingest import QueueIngest, gate_reason
+from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.metrics import ProcessorMetrics
-from sluiceway.processor.pool import PoolRuntime
 from sluiceway.processor.producer import Producer, request
+from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.wire import ErrorCode
-
-
-@pytest.mark.parametrize(
-    ("verdict", "classification", "reason"),
-    [
-        (Verdict.REFUSE, "overflow", "quota_exhausted"),
-        (Verdict.REFUSE, "reserved", "gate_closed"),
-        (Verdict.WAIT, None, "gate_closed"),
-        (Verdict.WAIT, "overflow", "quota_exhausted"),
-        (Verdict.DROP, "overflow", "dropped"),
-        (Verdict.ERROR, "reserved", "error"),
-    ],
-)
-def test_gate_reason(verdict: Verdict, classification: str | None, reason: str) -> None:
-    assert gate_reason(verdict, classification) == reason
 
 
 class HoldingGate:
@@ -60,9 +44,9 @@ QUEUE = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw", pool_id="p")
 
 async def _ingest_with(gate: HoldingGate) -> tuple[QueueIngest, MemoryBroker, Producer]:
     broker, clock = MemoryBroker(), VirtualClock(NOW)
-    settings = ProcessorSettings(queues=[QUEUE], pools=(PoolSpec(id="p", workers=2),))
+    settings = ProcessorSpec(queues=[QUEUE], pools=(PoolSpec(id="p", workers=2),))
     rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
-    pool = PoolRuntime(settings.pools[0], ordering="tier-priority", queues=1)
+    pool = ReadyBuffer(settings.pools[0], ordering="tier-priority", queues=1)
     producer = Producer(broker, queue="q", result_queue="out", clock=clock)
     return QueueIngest(rt, QUEUE, pool, gate), broker, producer
 
@@ -111,9 +95,9 @@ class LosingBroker(MemoryBroker):
 
 async def test_a_lost_claim_that_stays_pending_does_not_make_ingest_spin() -> None:
     broker, clock = LosingBroker(), VirtualClock(NOW)
-    settings = ProcessorSettings(queues=[QUEUE], pools=(PoolSpec(id="p", workers=2),))
+    settings = ProcessorSpec(queues=[QUEUE], pools=(PoolSpec(id="p", workers=2),))
     rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
-    pool = PoolRuntime(settings.pools[0], ordering="tier-priority", queues=1)
+    pool = ReadyBuffer(settings.pools[0], ordering="tier-priority", queues=1)
     producer = Producer(broker, queue="q", result_queue="out", clock=clock)
     await producer.submit(request("stuck", {}, deadline=NOW + 60))
     ingest = QueueIngest(rt, QUEUE, pool, None)

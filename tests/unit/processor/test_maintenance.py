@@ -9,7 +9,6 @@ from sluiceway.broker.base import claim_key
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Holdings
-from sluiceway.processor.item import WorkItem
 from sluiceway.processor.maintenance import (
     heartbeat_interval,
     heartbeat_once,
@@ -19,7 +18,8 @@ from sluiceway.processor.maintenance import (
 )
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import ProcessorSpec, QueueSpec
+from sluiceway.processor.work_item import WorkItem
 from sluiceway.wire import decode_envelope
 from sluiceway.wire.lanes import LANES
 
@@ -35,7 +35,7 @@ def member(request_id: str, deadline: float) -> str:
 
 
 def runtime(clock: VirtualClock, broker: MemoryBroker) -> Runtime:
-    settings = ProcessorSettings(queues=[QUEUE], claim_lease=30.0, poll_interval=1.0)
+    settings = ProcessorSpec(queues=[QUEUE], claim_lease=30.0, poll_interval=1.0)
     return Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
 
 
@@ -98,7 +98,7 @@ async def test_lease_never_runs_past_five_minutes_after_the_deadline() -> None:
         broker=broker,
         clock=clock,
         metrics=ProcessorMetrics(),
-        settings=ProcessorSettings(queues=[QUEUE], claim_lease=3600),
+        settings=ProcessorSpec(queues=[QUEUE], claim_lease=3600),
     )
     assert rt2.lease_until(NOW + 10) == NOW + 310
 

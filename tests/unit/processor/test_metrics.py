@@ -1,4 +1,4 @@
-"""Every processor metric of contracts section 8 is exported under its exact name."""
+"""Every processor metric upstream exports is exported under its exact name."""
 
 from __future__ import annotations
 
@@ -58,3 +58,27 @@ def test_deadline_proximity_is_a_histogram_snapshot() -> None:
     assert get(f"{name}_count", base) == 4
     metrics.proximity.update(labels, [0] * 14, 0)
     assert get(f"{name}_count", base) == 0
+
+
+def test_events_of_a_request_move_their_series() -> None:
+    metrics = ProcessorMetrics()
+    labels = QueueLabels("q", "q", "p")
+    metrics.prepare(labels)
+    metrics.buffered(labels)
+    metrics.picked_up(labels, waited_ms=5, first=True)
+    metrics.attempt_started(labels)
+    metrics.answered(labels, 429, None)
+    metrics.attempt_ended(labels, elapsed_ms=3)
+    metrics.retried(labels)
+    metrics.gate_held(QueueLabels.of_pool("p"), "quota_exhausted")
+    registry = metrics.registry
+    values = {"queue_id": "q", "queue_name": "q", "pool_name": "p"}
+
+    def sample(name: str, extra: dict[str, str] | None = None) -> float | None:
+        return registry.get_sample_value(processor_metric(name), {**values, **(extra or {})})
+
+    assert sample("queue_depth") == 0 and sample("inflight_requests") == 0
+    assert sample("request_total") == sample("dispatched_requests_total") == 1
+    assert sample("shedded_requests_total") == sample("request_retries_total") == 1
+    pool = {"queue_id": "", "queue_name": "", "pool_name": "p", "reason": "quota_exhausted"}
+    assert registry.get_sample_value(processor_metric("gate_decisions_total"), pool) == 1

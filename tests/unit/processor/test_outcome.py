@@ -9,13 +9,12 @@ from sluiceway.processor.outcome import (
     AttemptKind,
     Category,
     Finish,
-    HttpAnswer,
     Retry,
     RetryPolicy,
     categorize,
-    deadline_result,
     decide,
 )
+from sluiceway.processor.results import HttpAnswer
 
 
 def http(status: int, body: str = "b", retry_after: float | None = None) -> Attempt:
@@ -103,13 +102,17 @@ def test_deadline_without_any_answer_is_deadline_exceeded() -> None:
 def test_dropped_reason_is_recorded() -> None:
     attempt = Attempt(AttemptKind.HTTP, HttpAnswer(429, "x"), dropped_reason="rejected-saturated")
     refused = Attempt(AttemptKind.CONNECT_ERROR, error="reset", dropped_reason="evicted")
-    final = run(refused, connect_errors=5)
+    final = run(refused, connect_errors=5, policy=RetryPolicy(max_connect_errors=5))
     assert isinstance(final, Finish) and "(dropped: evicted)" in final.result.error_message
     assert isinstance(run(attempt), Retry)
 
 
-def test_the_deadline_result_is_the_last_answer_else_deadline_exceeded() -> None:
-    answered = deadline_result("r", "t", HttpAnswer(503, "busy"))
-    silent = deadline_result("r", "t", None, "deadline exceeded: timeout")
-    assert (answered.status_code, answered.payload, answered.error_code) == (503, "busy", "")
-    assert silent.error_code == "DEADLINE_EXCEEDED" and "timeout" in silent.payload
+def test_connection_errors_retry_while_the_deadline_allows_with_a_capped_backoff() -> None:
+    many = run(REFUSED, attempts=40, connect_errors=40, remaining=600.0, rand=0.999)
+    assert isinstance(many, Retry) and 5.0 <= many.delay < 10.0
+    answered = run(http(503), attempts=40, remaining=600.0, rand=0.999)
+    assert isinstance(answered, Retry) and answered.delay > 10.0  # HTTP errors keep the 60 s cap
+    short_cap = run(
+        REFUSED, attempts=40, connect_errors=40, policy=RetryPolicy(connect_backoff_cap=2)
+    )
+    assert isinstance(short_cap, Retry) and short_cap.delay < 2.0

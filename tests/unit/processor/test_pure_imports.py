@@ -15,10 +15,12 @@ HEAVY = ("aiohttp", "redis", "starlette", "uvicorn", "prometheus_client", "pydan
     [
         "sluiceway.broker.base",
         "sluiceway.gates.base",
-        "sluiceway.processor.lanes",
+        "sluiceway.processor.lane_scheduler",
         "sluiceway.processor.retry",
         "sluiceway.processor.outcome",
         "sluiceway.processor.headers",
+        "sluiceway.processor.results",
+        "sluiceway.processor.gating",
     ],
 )
 def test_module_imports_nothing_heavy(module: str) -> None:

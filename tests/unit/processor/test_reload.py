@@ -11,7 +11,7 @@ import pytest
 from sluiceway.config.processor import load_transport_config
 from sluiceway.errors import ConfigError
 from sluiceway.processor.reload import plan_reload, reload_once
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
 
 A = QueueSpec(id="a", queue_name="a", igw_base_url="http://gw")
 B = QueueSpec(id="b", queue_name="b", igw_base_url="http://gw")

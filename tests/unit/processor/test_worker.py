@@ -15,11 +15,12 @@ from sluiceway.gates.base import CONTINUE, WAIT, Decision, Gate, GateRequest, Ho
 from sluiceway.processor import worker as worker_module
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.metrics import ProcessorMetrics
-from sluiceway.processor.outcome import Attempt, AttemptKind, HttpAnswer
-from sluiceway.processor.pool import PoolRuntime
+from sluiceway.processor.outcome import Attempt, AttemptKind
 from sluiceway.processor.producer import Producer, request
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.processor.upstream import Upstream
 from sluiceway.processor.worker import Worker
 
@@ -68,13 +69,13 @@ class CancellingGate:
 
 async def _one_request(
     gate: Callable[[Producer], Gate] | None = None,
-) -> tuple[Worker, PoolRuntime, CountingBroker, Producer, AnsweringUpstream]:
+) -> tuple[Worker, ReadyBuffer, CountingBroker, Producer, AnsweringUpstream]:
     broker, clock = CountingBroker(), VirtualClock(NOW)
-    settings = ProcessorSettings(queues=[QUEUE], pools=(PoolSpec(id="p", workers=1),))
+    settings = ProcessorSpec(queues=[QUEUE], pools=(PoolSpec(id="p", workers=1),))
     rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
     producer = Producer(broker, queue="q", result_queue="out", clock=clock)
     pool_gate = None if gate is None else gate(producer)
-    pool = PoolRuntime(settings.pools[0], ordering="tier-priority", queues=1, gate=pool_gate)
+    pool = ReadyBuffer(settings.pools[0], ordering="tier-priority", queues=1, gate=pool_gate)
     await producer.submit(request("r", {}, deadline=NOW + 60))
     assert await QueueIngest(rt, QUEUE, pool, None).poll_once() == 1
     upstream = AnsweringUpstream(clock)
@@ -105,7 +106,7 @@ class BusyThenFreeGate:
     """A pool gate whose first answer is Wait, while another worker finishes meanwhile (the
     pulse fires during the gate's own call); it admits when asked again."""
 
-    def __init__(self, pool: Callable[[], PoolRuntime]) -> None:
+    def __init__(self, pool: Callable[[], ReadyBuffer]) -> None:
         self._pool = pool
         self.calls = 0
 
@@ -127,7 +128,7 @@ async def test_a_parked_worker_does_not_miss_a_finish_during_its_gate_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(worker_module, "_PARK_BACKSTOP", 3600.0)  # only the pulse can wake it
-    pools: list[PoolRuntime] = []
+    pools: list[ReadyBuffer] = []
     gate = BusyThenFreeGate(lambda: pools[0])
     worker, pool, _, _, upstream = await _one_request(lambda _: gate)
     pools.append(pool)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.settings import PoolSpec
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.specs import PoolSpec
 from sluiceway.wire.lanes import LANES
 
 
@@ -18,8 +18,8 @@ class Item:
         self.queue = type("Q", (), {"queue_name": queue})()
 
 
-def pool(workers: int = 2, queues: int = 2, **kw: Any) -> PoolRuntime:
-    return PoolRuntime(PoolSpec("p", workers), ordering="tier-priority", queues=queues, **kw)
+def pool(workers: int = 2, queues: int = 2, **kw: Any) -> ReadyBuffer:
+    return ReadyBuffer(PoolSpec("p", workers), ordering="tier-priority", queues=queues, **kw)
 
 
 async def test_room_is_bounded_per_queue_near_the_worker_count() -> None:

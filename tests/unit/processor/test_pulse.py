@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from sluiceway.processor.signals import Pulse
+from sluiceway.processor.pulse import Pulse
 
 
 async def test_fire_wakes_all_waiters() -> None:

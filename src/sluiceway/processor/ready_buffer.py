@@ -9,15 +9,15 @@ import math
 from collections.abc import Callable
 
 from sluiceway.gates.base import Gate
-from sluiceway.processor.item import WorkItem
-from sluiceway.processor.lanes import LaneScheduler, Ordering
-from sluiceway.processor.settings import PoolSpec
-from sluiceway.processor.signals import Pulse
+from sluiceway.processor.lane_scheduler import LaneScheduler, Ordering
+from sluiceway.processor.pulse import Pulse
+from sluiceway.processor.specs import PoolSpec
+from sluiceway.processor.work_item import WorkItem
 
-__all__ = ["PoolRuntime"]
+__all__ = ["ReadyBuffer"]
 
 
-class PoolRuntime:
+class ReadyBuffer:
     """Ready buffer, busy count and wake-ups of one worker pool."""
 
     def __init__(

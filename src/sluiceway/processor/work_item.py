@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from sluiceway.broker.base import Claim
 from sluiceway.gates.base import Holdings
 from sluiceway.processor.metrics import QueueLabels
-from sluiceway.processor.settings import QueueSpec
+from sluiceway.processor.specs import QueueSpec
 from sluiceway.wire import Envelope
 from sluiceway.wire.lanes import Lane
 

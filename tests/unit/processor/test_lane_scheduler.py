@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sluiceway.processor.lanes import LaneScheduler
+from sluiceway.processor.lane_scheduler import LaneScheduler
 
 
 def drain_names(s: LaneScheduler[str]) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter
 
 from sluiceway.errors import BrokerError
-from sluiceway.processor.health import health_app
+from sluiceway.processor.http_app import health_app
 
 
 async def ok() -> None:

@@ -1,6 +1,6 @@
 """Lanes: the order in which ready requests of a worker pool are dispatched (pure).
 
-``tier-priority`` (decisions.md 7): six strict lanes (contracts section 5); inside a lane,
+``tier-priority``: six strict lanes (``sluiceway.wire.lanes``); inside a lane,
 round-robin across queues; inside a queue, earliest deadline first (ties by arrival).
 ``random-robin``: no lanes; a queue is picked at random among those with ready work
 (upstream's behaviour), earliest deadline first inside it.

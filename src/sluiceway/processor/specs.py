@@ -1,7 +1,8 @@
 """Runtime settings of a processor, built once from the config documents and flags.
 
-Durations are scaled seconds (decisions.md 1). The config models (``sluiceway.config``) say
-what operators write; these frozen dataclasses say what the runtime needs, passed whole.
+Durations are scaled seconds (one time scale for the whole system, ``--time-scale``). The config
+models (``sluiceway.config``) say what operators write; these frozen dataclasses say what the
+runtime needs, passed whole.
 """
 
 from __future__ import annotations
@@ -10,10 +11,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sluiceway.processor.headers import HeaderPolicy
-from sluiceway.processor.lanes import Ordering
+from sluiceway.processor.lane_scheduler import Ordering
 from sluiceway.processor.outcome import RetryPolicy
 
-__all__ = ["MergeSpec", "PoolSpec", "ProcessorSettings", "QueueSpec"]
+__all__ = [
+    "DEFAULT_BACKLOG_INTERVAL",
+    "DEFAULT_REQUEST_PATH",
+    "MergeSpec",
+    "PoolSpec",
+    "ProcessorSpec",
+    "QueueSpec",
+]
+
+DEFAULT_REQUEST_PATH = "/v1/completions"  # upstream's, also for an empty request_path_url
+DEFAULT_BACKLOG_INTERVAL = 15.0  # scaled seconds between backlog polls (upstream's default)
 
 
 @dataclass(frozen=True)
@@ -23,7 +34,7 @@ class QueueSpec:
     id: str
     queue_name: str
     igw_base_url: str
-    request_path: str = "/v1/completions"
+    request_path: str = DEFAULT_REQUEST_PATH
     inference_objective: str = ""
     pool_id: str = "default"
     result_queue_name: str = ""
@@ -54,7 +65,7 @@ class MergeSpec:
 
 
 @dataclass(frozen=True)
-class ProcessorSettings:
+class ProcessorSpec:
     """Everything the runtime needs (durations in scaled seconds).
 
     ``batch_size``: entries one poll examines without admitting before it stops scanning;
@@ -73,7 +84,7 @@ class ProcessorSettings:
     request_timeout: float = 300.0
     drain_timeout: float = 120.0
     gate_wait_timeout: float = 300.0
-    backlog_interval: float = 15.0
+    backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None
 

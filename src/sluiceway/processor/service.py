@@ -40,11 +40,11 @@ from sluiceway.processor.maintenance import (
     stop_tasks,
 )
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
-from sluiceway.processor.pool import PoolRuntime
-from sluiceway.processor.record import Recorder
+from sluiceway.processor.ready_buffer import ReadyBuffer
+from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.reload import ReloadPlan, plan_reload
 from sluiceway.processor.runtime import Runtime
-from sluiceway.processor.settings import ProcessorSettings, QueueSpec
+from sluiceway.processor.specs import ProcessorSpec, QueueSpec
 from sluiceway.processor.upstream import Upstream
 from sluiceway.processor.worker import Worker
 
@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 def _warn_shared_ttl(queue: QueueSpec, default_route: str) -> None:
-    """decisions.md 15: an expiry on a list many requests share expires them all."""
+    """An expiry on a list many requests share expires them all: say so at start-up."""
     if queue.result_ttl_seconds is not None:
         shared = queue.result_queue_name or default_route
         log.warning(
@@ -70,7 +70,7 @@ class Processor:
 
     def __init__(
         self,
-        settings: ProcessorSettings,
+        settings: ProcessorSpec,
         broker: Broker,
         *,
         clock: Clock | None = None,
@@ -92,7 +92,7 @@ class Processor:
         )
         self._quota_store = quota_store or memory_stores()
         self._services = dict(services or {})
-        self.pools: dict[str, PoolRuntime] = {}
+        self.pools: dict[str, ReadyBuffer] = {}
         self.ingests: list[QueueIngest] = []
         self._gates: list[Gate] = []
         self._upstream = Upstream(self.rt.clock, connections=sum(p.workers for p in settings.pools))
@@ -101,6 +101,7 @@ class Processor:
         self._background: list[asyncio.Task[None]] = []
         self._ready = False
         self._stopped = asyncio.Event()
+        self._forced = asyncio.Event()
         self._build_pools()
         self._build_ingests()
 
@@ -144,11 +145,11 @@ class Processor:
         merge = self.settings.merge
         for index, spec in enumerate(self.settings.pools):
             queues = sum(1 for q in self.settings.queues if q.pool_id == spec.id)
-            labels = QueueLabels("", "", spec.id)
+            labels = QueueLabels.of_pool(spec.id)
             gate = self._gate(
                 spec.gate_type, spec.gate_params, spec.workers, labels, f"pools.{index}.gate_params"
             )
-            self.pools[spec.id] = PoolRuntime(
+            self.pools[spec.id] = ReadyBuffer(
                 spec,
                 ordering=merge.ordering,
                 queues=queues,
@@ -156,7 +157,7 @@ class Processor:
                 buffer_per_queue=self.settings.buffer_per_queue,
                 on_room=self.rt.work_changed.fire,
             )
-            self.metrics.worker_limit.labels(spec.id).set(spec.workers)
+            self.metrics.pool_configured(spec.id, spec.workers)
 
     def _build_ingests(self) -> None:
         for index, queue in enumerate(self.settings.queues):
@@ -202,7 +203,7 @@ class Processor:
             await asyncio.gather(task, return_exceptions=True)
         recorder = Recorder(self.rt)
         for item in self.pools[ingest.queue.pool_id].remove_queue(ingest.queue.queue_name):
-            self.metrics.queue_depth.labels(*item.labels.values()).dec()
+            self.metrics.unbuffered(item.labels)
             await recorder.release(item)
         if ingest.gate is not None:
             if ingest.gate in self._gates:
@@ -259,7 +260,10 @@ class Processor:
             self._background.append(
                 asyncio.create_task(
                     run_every(
-                        rt, settings.backlog_interval, lambda: poll_backlog_once(rt, labels())
+                        rt,
+                        settings.backlog_interval,
+                        lambda: poll_backlog_once(rt, labels()),
+                        at_once=True,
                     ),
                     name="backlog",
                 )
@@ -288,18 +292,63 @@ class Processor:
         recorder = Recorder(self.rt)
         for pool in self.pools.values():
             for item in await pool.close():
-                self.metrics.queue_depth.labels(*item.labels.values()).dec()
+                self.metrics.unbuffered(item.labels)
                 await recorder.release(item)
+
+    def force_stop(self) -> None:
+        """End a drain now (a second SIGTERM / SIGINT): in-flight calls are aborted and their
+        entries returned to their queues with the retry count unchanged."""
+        self._forced.set()
 
     async def _finish_in_flight(self, drain_timeout: float) -> None:
         if not self._workers:
             return
-        _, pending = await asyncio.wait(self._workers, timeout=self.rt.wall(drain_timeout))
+        finished = asyncio.ensure_future(asyncio.wait(self._workers))
+        forced = asyncio.ensure_future(self._forced.wait())
+        try:
+            await asyncio.wait(
+                {finished, forced},
+                timeout=self.rt.wall(drain_timeout),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            for waiter in (finished, forced):
+                waiter.cancel()
+        pending = [task for task in self._workers if not task.done()]
         if pending:
-            log.warning("drain timeout: returning %d in-flight requests", len(pending))
+            why = "forced stop" if self._forced.is_set() else "drain timeout"
+            log.warning("%s: returning %d in-flight requests to their queues", why, len(pending))
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+
+    async def wait_idle(self) -> None:
+        """Return once there is nothing left to do now: every running ingest has read its
+        queue after this call and admitted nothing, and no request is buffered, parked or in
+        flight. Retries that are not due yet are not waited for.
+
+        The explicit "drain until idle" step (as arq's burst mode): a test that expects
+        nothing to happen calls it, then checks the broker's state.
+        """
+        while not self.rt.stopping and (await self._fresh_polls() > 0 or len(self.rt.book) > 0):
+            await self._until_no_claims()
+
+    async def _fresh_polls(self) -> int:
+        """Wake every running ingest and wait for a poll that started after this call;
+        returns how many entries those polls admitted."""
+        running = [i for i in self.ingests if i.queue.id in self._ingest_tasks]
+        marks = [(i, i.polls_started + 1, i.admitted_total) for i in running]
+        self.rt.work_changed.fire()
+        admitted = 0
+        for ingest, target, before in marks:
+            while ingest.polls_done < target and not self.rt.stopping:
+                await ingest.polled.wait(since=ingest.polled.generation)
+            admitted += ingest.admitted_total - before
+        return admitted
+
+    async def _until_no_claims(self) -> None:
+        while len(self.rt.book) > 0:
+            await self.rt.work_changed.wait(since=self.rt.work_changed.generation)
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()

@@ -1,0 +1,22 @@
+"""Result destination precedence: the request's own route wins."""
+
+from __future__ import annotations
+
+from sluiceway.processor.recorder import result_route
+from sluiceway.processor.specs import QueueSpec
+
+PLAIN = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw")
+ROUTED = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw", result_queue_name="q-res")
+
+
+def test_own_route_beats_the_queue_and_the_default() -> None:
+    assert result_route("mailbox:1", ROUTED, "result-list") == "mailbox:1"
+
+
+def test_queue_route_beats_the_default() -> None:
+    assert result_route(None, ROUTED, "result-list") == "q-res"
+
+
+def test_default_route_last() -> None:
+    assert result_route(None, PLAIN, "result-list") == "result-list"
+    assert result_route("", PLAIN, "results-list") == "results-list"
