@@ -27,8 +27,8 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock, RealClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
+from sluiceway.gates.factory import GateContext, build_gate, memory_stores
 from sluiceway.gates.quota_store import QuotaStore
-from sluiceway.gates.registry import GateContext, build_gate, memory_stores
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.maintenance import (
     heartbeat_interval,

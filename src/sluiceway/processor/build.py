@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.config.processor import MergePolicyConfig, QueueConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.errors import ConfigError
-from sluiceway.gates.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
 from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec

@@ -7,9 +7,9 @@ import pytest
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.composite import CompositeGate
+from sluiceway.gates.factory import GateContext, build_gate
 from sluiceway.gates.local_concurrency import LocalConcurrencyGate
 from sluiceway.gates.quota import QuotaGate
-from sluiceway.gates.registry import GateContext, build_gate
 from sluiceway.gates.wait_on_refuse import WaitOnRefuseGate
 
 
