@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
+from sluiceway.broker.redis_gates import RedisGateClients
 from sluiceway.config.processor import MergePolicyConfig, QueueConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.errors import ConfigError
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
 from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
+from sluiceway.signals.settings import PrometheusSettings
 
 __all__ = ["Backend", "merge_spec", "open_backend", "queue_spec", "runtime_settings"]
 
@@ -77,6 +79,9 @@ def runtime_settings(config: ProcessorConfig) -> ProcessorSettings:
         request_timeout=config.request_timeout,
         drain_timeout=config.drain_timeout,
         gate_wait_timeout=config.gate_wait_timeout,
+        prometheus=PrometheusSettings(
+            url=config.prometheus_url, cache_ttl=config.prometheus_cache_ttl
+        ),
     )
 
 
@@ -86,8 +91,10 @@ class Backend:
 
     broker: Broker
     quota_stores: QuotaStores
+    redis_gates: RedisGateClients
 
     async def aclose(self) -> None:
+        await self.redis_gates.aclose()
         await self.quota_stores.aclose()
         await self.broker.aclose()
 
@@ -111,4 +118,4 @@ async def open_backend(config: ProcessorConfig, *, time_scale: float) -> Backend
     except BaseException:
         await broker.aclose()
         raise
-    return Backend(broker, stores)
+    return Backend(broker, stores, RedisGateClients(processor_url=tc.url or None))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.lanes import Ordering
 from sluiceway.processor.outcome import RetryPolicy
+from sluiceway.signals.settings import PrometheusSettings
 
 __all__ = ["MergeSpec", "PoolSpec", "ProcessorSettings", "QueueSpec"]
 
@@ -59,7 +60,8 @@ class ProcessorSettings:
 
     ``batch_size``: entries one poll examines without admitting before it stops scanning;
     ``buffer_per_queue``: ready requests held per queue (None = about workers / queues + 1);
-    ``gate_wait_timeout``: how long a parked worker holds a request (0 = until its deadline).
+    ``gate_wait_timeout``: how long a parked worker holds a request (0 = until its deadline);
+    ``prometheus``: where metric gates query and how often their signals refresh.
     """
 
     queues: Sequence[QueueSpec]
@@ -76,6 +78,7 @@ class ProcessorSettings:
     backlog_interval: float = 15.0
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None
+    prometheus: PrometheusSettings = field(default_factory=PrometheusSettings)
 
     def pool(self, pool_id: str) -> PoolSpec:
         for pool in self.pools:
