@@ -23,7 +23,7 @@ def _samples(data: Any) -> tuple[Sample, ...]:
     if kind == "scalar":
         return (Sample(float(result[1])),)
     if kind != "vector":
-        raise ValueError(f"result type {kind!r} is not a vector")
+        raise ValueError(f"prometheus: result type {kind!r} is not a vector")
     return tuple(
         Sample(float(s["value"][1]), dict(s["metric"]), s["metric"].get("__name__", ""))
         for s in result
