@@ -6,6 +6,12 @@ the gate answers its ``fallback``, in budget units (1 open, 0 closed; unset = 0,
 says so: ``gate_metric_source_available`` drops to 0 and one log line marks the entry into and
 the exit from fallback. ``gate_metric_value`` / ``gate_metric_threshold`` carry the last value
 read and the gate's threshold, labelled with the owner and ``inference_pool``.
+
+In-flight credit: a signal lags the requests it measures (a scrape, then a refresh), so each
+request this gate admitted within the last two refresh periods and not yet finished lowers the
+budget by 1/W. A stale open signal therefore lets at most about half the pool through per lag
+instead of all of it; once the signal has caught up (or the request has finished) the credit
+lapses, so a steadily open signal still opens the whole pool.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from sluiceway.errors import ConfigError
-from sluiceway.gates.base import BudgetGate
+from sluiceway.gates.base import CONTINUE, REFUSE, BudgetGate, Decision, GateRequest, Holdings
 from sluiceway.gates.factory import GateContext
 from sluiceway.signals.base import MetricSource, Reading
 from sluiceway.signals.refresher import Refresher, SignalHub
@@ -95,6 +101,10 @@ class MetricGate(BudgetGate):
         gauges = ctx.services.get(GAUGES_SERVICE)
         self._gauges: SignalGauges = gauges if gauges is not None else _NoGauges()  # type: ignore[assignment]
         self._unsubscribe = refresher.subscribe(ctx.wake)
+        self._workers = max(1, ctx.workers)
+        self._credit_window = 2 * refresher.period
+        self._recent: dict[int, float] = {}  # admission number -> scaled time, until finished
+        self._admitted = 0
         self.blind = False
         shared = ctx.services.get(SIGNALS_SERVICE) is hub
         self.owned_hub: SignalHub | None = None if shared else hub
@@ -113,7 +123,26 @@ class MetricGate(BudgetGate):
         if value is None:
             return self.fallback
         budget = self._formula(value)
-        return clamp01(budget) if math.isfinite(budget) else self.fallback
+        budget = clamp01(budget) if math.isfinite(budget) else self.fallback
+        return max(0.0, budget - self.credit(now) / self._workers)
+
+    def credit(self, now: float) -> int:
+        """Unfinished admissions younger than the credit window (see the module docstring)."""
+        horizon = now - self._credit_window
+        return sum(1 for at in self._recent.values() if at > horizon)
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        if await self.budget(now) <= 0:
+            return REFUSE
+        self._admitted += 1
+        number = self._admitted
+        self._recent[number] = now
+
+        async def finished() -> None:
+            self._recent.pop(number, None)
+
+        holdings.add(finished)
+        return CONTINUE
 
     def _mark(self, reading: Reading) -> None:
         blind = not reading.available
