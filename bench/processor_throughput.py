@@ -53,8 +53,8 @@ from sluiceway.broker.base import (
     ResultWrite,
 )
 from sluiceway.broker.keys import split_claim_key
+from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.broker.redis import RedisBroker, open_redis_broker
-from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.localservices import private_redis
 from sluiceway.processor.service import Processor
 from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,13 +143,20 @@ def _http_ok(url: str) -> bool:
 
 @contextlib.contextmanager
 def private_prometheus(
-    scrape_targets: list[str] | None = None, *, scrape_interval: str = "1s"
+    scrape_targets: list[str] | None = None,
+    *,
+    scrape_interval: str = "1s",
+    target_labels: Mapping[str, str] | None = None,
 ) -> Iterator[PrometheusServer]:
-    """A throwaway Prometheus scraping ``host:port`` targets; its TSDB lives in a temp dir."""
+    """A throwaway Prometheus scraping ``host:port`` targets; its TSDB lives in a temp dir.
+
+    ``target_labels`` are added to every scraped series (as a PodMonitor adds
+    ``inference_pool``)."""
     binary = _binary("prometheus")
     with tempfile.TemporaryDirectory(prefix="sluiceway-prom-") as tmp:
         config = Path(tmp) / "prometheus.yml"
-        config.write_text(_prometheus_config(scrape_targets or [], scrape_interval))
+        text = _prometheus_config(scrape_targets or [], scrape_interval, target_labels or {})
+        config.write_text(text)
         port = free_port()
         args = [
             binary,
@@ -168,8 +175,9 @@ def private_prometheus(
             _stop(proc)
 
 
-def _prometheus_config(targets: list[str], interval: str) -> str:
+def _prometheus_config(targets: list[str], interval: str, labels: Mapping[str, str]) -> str:
     quoted = ", ".join(f"'{t}'" for t in targets)
+    label_map = ", ".join(f"{k}: '{v}'" for k, v in labels.items())
     return (
         "global:\n"
         f"  scrape_interval: {interval}\n"
@@ -177,4 +185,5 @@ def _prometheus_config(targets: list[str], interval: str) -> str:
         "scrape_configs:\n"
         "  - job_name: sluiceway\n"
         f"    static_configs:\n      - targets: [{quoted}]\n"
+        f"        labels: {{{label_map}}}\n"
     )

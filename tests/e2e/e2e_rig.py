@@ -18,8 +18,8 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.clock import RealClock
-from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.processor.guide_spec import GUIDE_TEAMS, guide_spec, team_quota
 from sluiceway.processor.guide_spec import team_queues as team_queues
 from sluiceway.processor.service import Processor

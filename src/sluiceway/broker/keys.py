@@ -28,9 +28,11 @@ from sluiceway.broker.base import (
 
 __all__ = [
     "CLAIM_KEY_SEPARATOR",
+    "DEFAULT_BUDGET_KEY",
     "DEFAULT_QUOTA_PREFIX",
     "DEFAULT_RETRY_QUEUE",
     "Keyspace",
+    "LeasedRateKeys",
     "QueueKeys",
     "QuotaKeys",
     "claim_key",
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 DEFAULT_QUOTA_PREFIX = "quota:"
+DEFAULT_BUDGET_KEY = "dispatch-gate-budget"
 
 _ACTIVE = "request-active:"
 _CANCEL = "request-cancel:"
@@ -86,6 +89,14 @@ class QuotaKeys:
 
 
 @dataclass(frozen=True)
+class LeasedRateKeys:
+    """``redis-leased-rate``: the controller's lease (HASH) and the shared bucket (HASH)."""
+
+    control: str
+    state: str
+
+
+@dataclass(frozen=True)
 class Keyspace:
     """Names keys for one deployment. ``cluster`` turns on hash tags (one slot per queue, so its
     scripts stay atomic)."""
@@ -126,6 +137,15 @@ class Keyspace:
     def quota_of(self, count_key: str) -> QuotaKeys:
         """The keys of the quota whose count lives at ``count_key``."""
         return QuotaKeys(count=count_key, holders=self._beside(count_key, ":holders"))
+
+    def budget_key(self, key: str = DEFAULT_BUDGET_KEY) -> str:
+        """STRING: a dispatch budget in [0, 1] written by an operator (the ``redis`` gate)."""
+        return key
+
+    def leased_rate(self, control_key: str, state_key: str = "") -> LeasedRateKeys:
+        """The control HASH an external controller writes and the token-bucket state HASH
+        (default ``<control_key>:state``, in the control key's slot in cluster mode)."""
+        return LeasedRateKeys(control_key, state_key or self._beside(control_key, ":state"))
 
     def same_slot(self, *keys: str) -> bool:
         """True when every key hashes to one slot (always true standalone)."""

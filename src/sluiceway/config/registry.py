@@ -1,14 +1,14 @@
-"""The one registry of gate and plugin type names (docs/design-rules.md rule 6).
+"""The one registry of gate and plugin type names.
 
-Names are those of llm-d-async's gates and the llm-d router's plugins (plus upstream gate types we
-know but do not implement). An unknown name is a configuration error. A known name whose
-implementation has not landed is valid in ``sluiceway check-config`` (a warning) and an error when a
-component starts.
+Names are upstream's gate and plugin types plus sluiceway's own. An unknown name is a
+configuration error. A known name whose implementation has not landed is valid in
+``sluiceway check-config`` (a warning) and an error when a component starts.
 
-Implementers register their type by adding one line to :data:`IMPLEMENTED`:
-``"redis-quota": "sluiceway.gates.quota:RedisQuotaParams"`` names a pydantic model that
-validates that type's own parameters. Sluiceway's own plugin types are added to
-:data:`PLUGIN_TYPES` by their implementers as well.
+Gate types register their params model and builder where each gate is defined
+(:func:`sluiceway.gates.factory.register_gate`); the name must be listed in :data:`GATE_TYPES`.
+Plugin types add one line to :data:`IMPLEMENTED`, naming the pydantic model that validates that
+type's own parameters. Sluiceway's own plugin types are added to :data:`PLUGIN_TYPES` by their
+implementers as well.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ __all__ = [
 
 GATE_TYPES: Final[frozenset[str]] = frozenset(
     {
-        # llm-d-async's gate types
         "redis-quota",
         "local-max-concurrency",
         "prometheus-query",
@@ -47,8 +46,8 @@ GATE_TYPES: Final[frozenset[str]] = frozenset(
         "composite",
         "wait-on-refuse",
         "tier-priority-admission",
-        # newer upstream types, known but not planned
         "redis-leased-rate",
+        # newer upstream type, known but not built (it belongs to the Postgres transport)
         "sql-quota",
     }
 )
@@ -76,13 +75,8 @@ PLUGIN_TYPES: Final[dict[str, str]] = {
     "adaptive-holdback-policy": "usage-limit",
 }
 
-# type name -> "module.path:ParamsModel"; one line per implemented type.
+# plugin type name -> "module.path:ParamsModel"; one line per implemented plugin type.
 IMPLEMENTED: Final[dict[str, str]] = {
-    "constant": "sluiceway.gates.constant:ConstantParams",
-    "local-max-concurrency": "sluiceway.gates.local_concurrency:LocalMaxConcurrencyParams",
-    "composite": "sluiceway.gates.composite:CompositeParams",
-    "wait-on-refuse": "sluiceway.gates.wait_on_refuse:WaitOnRefuseParams",
-    "redis-quota": "sluiceway.gates.quota:QuotaParams",
     "global-strict-fairness-policy": "sluiceway.config.flow_plugins:GlobalStrictParams",
     "round-robin-fairness-policy": "sluiceway.config.flow_plugins:RoundRobinParams",
     "token-fair-fairness-policy": "sluiceway.config.flow_plugins:TokenFairParams",
@@ -107,6 +101,11 @@ def is_known(kind: Kind, name: str) -> bool:
 
 def params_model(name: str) -> type[BaseModel] | None:
     """The params model of an implemented type (imported on first use), else None."""
+    if name in GATE_TYPES:
+        # gates register themselves where they are defined; imported late, as they import us
+        from sluiceway.gates.factory import gate_params_model
+
+        return gate_params_model(name)
     target = IMPLEMENTED.get(name)
     if target is None:
         return None
@@ -152,7 +151,7 @@ def validate_params(
 
 def require_implemented(name: str, *, field: str) -> None:
     """Raise ConfigError unless ``name`` is implemented (components call this at start-up)."""
-    if name in IMPLEMENTED:
+    if params_model(name) is not None:
         return
     kind: Kind = "gate" if name in GATE_TYPES else "plugin"
     if not is_known(kind, name):

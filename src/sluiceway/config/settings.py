@@ -168,7 +168,7 @@ def _with_default_pool(pools: list[PoolConfig], concurrency: int) -> tuple[PoolC
     return (*pools, PoolConfig(id=DEFAULT_POOL_ID, workers=concurrency))
 
 
-def _cross_checks(settings: ProcessorSettings) -> None:
+def _cross_checks(settings: ProcessorSettings, *, prometheus_field: str) -> None:
     pool_ids = {p.id for p in settings.pools}
     key = "topics" if settings.transport == "gcp-pubsub" else "queues"
     for index, queue in enumerate(settings.transport_config.all_queues):
@@ -180,7 +180,7 @@ def _cross_checks(settings: ProcessorSettings) -> None:
     carriers = [*settings.transport_config.all_queues, *settings.pools]
     used = set().union(*(gate_types_in(c.gate_type, c.gate_params) for c in carriers))
     if any(name.startswith("prometheus-") for name in used) and not settings.prometheus_url:
-        raise ConfigError("a prometheus-* gate needs --prometheus-url", field="prometheus_url")
+        raise ConfigError("a prometheus-* gate needs a Prometheus URL", field=prometheus_field)
     watching = settings.transport_config_watch_interval > 0
     if watching and (
         settings.transport_config_file is None or settings.transport != "redis-sortedset"
@@ -244,6 +244,9 @@ def load_processor_settings(
         **scalars,
     )
     settings = replace(settings, pools=_with_default_pool(pools.value, settings.concurrency))
-    _cross_checks(settings)
+    from_values = config_file is not None and "prometheus_url" not in given
+    _cross_checks(
+        settings, prometheus_field="ap.prometheusURL" if from_values else "--prometheus-url"
+    )
     warnings = (*sources.warnings, *tc.warnings, *pools.warnings, *policy.warnings)
     return Loaded(settings, warnings)

@@ -5,7 +5,7 @@ the worker, right before dispatch). It answers with a :class:`Decision`:
 
 - ``CONTINUE``: go on (the next gate in a chain, then dispatch);
 - ``WAIT``: not now, keep the request where it is and ask again later (queue level: it stays
-  pending; pool level: the worker parks, up to ``--gate-wait-timeout``, decisions.md 11);
+  pending; pool level: the worker parks, up to ``--gate-wait-timeout``);
 - ``REFUSE``: not now, give the request back (queue level: stays pending; pool level: returns
   to the broker);
 - ``DROP``: never; the request gets a ``GATE_DROPPED`` result (the gate may supply its payload);
@@ -13,10 +13,10 @@ the worker, right before dispatch). It answers with a :class:`Decision`:
   request pending, pool level writes ``GATE_ERROR``.
 
 Resources a gate takes (a quota slot) are registered in the request's :class:`Holdings` as a
-release callback (and optionally a lease renewal run by the claim heartbeat, decisions.md 15a).
+release callback (and optionally a lease renewal run by the claim heartbeat).
 When a chain stops early, what it took is released in reverse order (house style 5).
 
-Budget (decisions.md 9): ``budget(now)`` in [0, 1]; a budget b becomes the in-flight target
+Budget: ``budget(now)`` in [0, 1]; a budget b becomes the in-flight target
 ``ceil(b x W)`` for the pool of W workers the gate guards; 1 sets no cap.
 
 Times are scaled Unix seconds passed in by the caller. Standard library only.
@@ -102,6 +102,11 @@ class GateRequest:
     lease_until: float
     metadata: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def classification(self) -> str | None:
+        """What the queue gate found (``reserved`` / ``overflow``), as a pool gate sees it."""
+        return self.labels.get(CLASSIFICATION_LABEL)
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field
 from sluiceway.config.base import StrictModel
 from sluiceway.config.params import JsonObject, decode_json_object
 from sluiceway.gates.base import Decision, Gate, GateRequest, Holdings, apply_chain
-from sluiceway.gates.registry import GateContext, build_gate
+from sluiceway.gates.factory import GateContext, build_gate, register_gate
 
 __all__ = ["CompositeGate", "CompositeParams", "GateSpec", "build"]
 
@@ -48,6 +48,7 @@ def build_nested(spec: GateSpec, ctx: GateContext, where: str) -> Gate:
     return gate
 
 
+@register_gate("composite", CompositeParams)
 def build(params: CompositeParams, ctx: GateContext) -> Gate:
     inner: list[Any] = [
         build_nested(spec, ctx, f"gates.{i}.gate_params") for i, spec in enumerate(params.gates)

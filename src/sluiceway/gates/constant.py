@@ -7,7 +7,7 @@ from pydantic import Field
 from sluiceway.config.base import StrictModel
 from sluiceway.config.params import FlexFloat
 from sluiceway.gates.base import BudgetGate, Gate
-from sluiceway.gates.registry import GateContext
+from sluiceway.gates.factory import GateContext, register_gate
 
 __all__ = ["ConstantGate", "ConstantParams", "build"]
 
@@ -26,5 +26,6 @@ class ConstantGate(BudgetGate):
         return self._budget
 
 
+@register_gate("constant", ConstantParams)
 def build(params: ConstantParams, ctx: GateContext) -> Gate:
     return ConstantGate(params.budget)

@@ -14,7 +14,7 @@ from pydantic import Field
 from sluiceway.config.base import StrictModel
 from sluiceway.config.params import FlexInt
 from sluiceway.gates.base import CONTINUE, REFUSE, WAIT, Decision, Gate, GateRequest, Holdings
-from sluiceway.gates.registry import GateContext
+from sluiceway.gates.factory import GateContext, register_gate
 
 __all__ = ["LocalConcurrencyGate", "LocalMaxConcurrencyParams", "build"]
 
@@ -58,5 +58,6 @@ class LocalConcurrencyGate:
         return None
 
 
+@register_gate("local-max-concurrency", LocalMaxConcurrencyParams)
 def build(params: LocalMaxConcurrencyParams, ctx: GateContext) -> Gate:
     return LocalConcurrencyGate(params.limit, blocking=params.gating_mode == "blocking")

@@ -2,12 +2,12 @@
 
 The counter key is ``<prefix><attribute>:<metadata[attribute]>`` (``quota:team:premium``).
 ``concurrency`` mode holds one slot per admitted request (a holder with the request's claim
-lease, renewed by the heartbeat, released with the result or the retry, decisions.md 8 and
-15a); ``rate-limit`` admits at most ``limit`` per sliding ``window``.
+lease, renewed by the heartbeat, released with the result or the retry); ``rate-limit``
+admits at most ``limit`` per sliding ``window``.
 
 Within the limit the request is ``reserved``. Beyond it, ``classifying`` mode lets it through
 as ``overflow`` (a lower lane) and ``blocking`` mode refuses it (it stays queued). A request
-without the attribute follows ``missing_attribute`` (decisions.md 15a): ``overflow`` (default)
+without the attribute follows ``missing_attribute``: ``overflow`` (default)
 or ``reserved`` without taking a slot, or ``refuse``. Upstream let such requests through
 unclassified and unlimited. The counters live in a :class:`QuotaStore` (in process, Redis or
 SQLite); store failures are ERROR verdicts. ``address`` names the Redis server of the counters;
@@ -35,19 +35,19 @@ from sluiceway.gates.base import (
     Renew,
     Verdict,
 )
+from sluiceway.gates.factory import GateContext, register_gate
 from sluiceway.gates.quota_store import QuotaStore, quota_key
-from sluiceway.gates.registry import GateContext
 from sluiceway.wire.lanes import OVERFLOW, RESERVED
 
-__all__ = ["QuotaGate", "QuotaParams", "QuotaRule", "build", "classify"]
+__all__ = ["QuotaGate", "QuotaGateParams", "QuotaRule", "build", "classify"]
 
 Mode = Literal["concurrency", "rate-limit"]
 GatingMode = Literal["classifying", "blocking"]
 MissingAttribute = Literal["overflow", "reserved", "refuse"]
 
 
-class QuotaParams(StrictModel):
-    """``redis-quota`` parameters (contracts section 4; ``missing_attribute`` is ours)."""
+class QuotaGateParams(StrictModel):
+    """``redis-quota`` parameters as upstream, plus our ``missing_attribute``."""
 
     address: str = ""
     attribute: str = Field(default="userid", min_length=1)
@@ -141,7 +141,8 @@ def _slot_callbacks(store: QuotaStore, key: str, holder: str) -> tuple[Release, 
     return release, renew
 
 
-def build(params: QuotaParams, ctx: GateContext) -> Gate:
+@register_gate("redis-quota", QuotaGateParams)
+def build(params: QuotaGateParams, ctx: GateContext) -> Gate:
     rule = QuotaRule(
         attribute=params.attribute,
         mode=params.mode,

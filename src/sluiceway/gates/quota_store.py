@@ -1,6 +1,6 @@
 """The quota counter-store protocol and its in-process implementation.
 
-A quota gate (``redis-quota``, decisions.md 8 and 15a) keeps one counter per attribute value,
+A quota gate (``redis-quota``) keeps one counter per attribute value,
 e.g. ``quota:team:premium``. The store is the seam between the gate's pure logic and where the
 counters live (in process here; Redis and SQLite stores implement the same protocol).
 
@@ -29,7 +29,7 @@ __all__ = ["MemoryQuotaStore", "QuotaStore", "quota_key"]
 
 
 def quota_key(prefix: str, attribute: str, value: str) -> str:
-    """``<prefix><attribute>:<value>``, e.g. ``quota:team:premium`` (contracts section 3)."""
+    """``<prefix><attribute>:<value>``, e.g. ``quota:team:premium``."""
     return f"{prefix}{attribute}:{value}"
 
 

@@ -11,7 +11,7 @@ from sluiceway.config.base import StrictModel
 from sluiceway.config.params import decode_json_object
 from sluiceway.gates.base import WAIT, Decision, Gate, GateRequest, Holdings, Verdict
 from sluiceway.gates.composite import GateSpec, build_nested
-from sluiceway.gates.registry import GateContext
+from sluiceway.gates.factory import GateContext, register_gate
 
 __all__ = ["WaitOnRefuseGate", "WaitOnRefuseParams", "build"]
 
@@ -35,5 +35,6 @@ class WaitOnRefuseGate:
         await self._inner.aclose()
 
 
+@register_gate("wait-on-refuse", WaitOnRefuseParams)
 def build(params: WaitOnRefuseParams, ctx: GateContext) -> Gate:
     return WaitOnRefuseGate(build_nested(params.gate, ctx, "gate.gate_params"))

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
+from sluiceway.broker.redis_gates import RedisGateClients
 from sluiceway.config.processor import MergePolicyConfig, QueueConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.errors import ConfigError
-from sluiceway.gates.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
 from sluiceway.processor.specs import (
@@ -25,6 +26,7 @@ from sluiceway.processor.specs import (
     ProcessorSpec,
     QueueSpec,
 )
+from sluiceway.signals.settings import PrometheusSettings
 
 __all__ = ["Backend", "merge_spec", "open_backend", "queue_spec", "runtime_settings"]
 
@@ -91,6 +93,9 @@ def runtime_settings(
         drain_timeout=config.drain_timeout,
         gate_wait_timeout=config.gate_wait_timeout,
         backlog_interval=backlog_interval,
+        prometheus=PrometheusSettings(
+            url=config.prometheus_url, cache_ttl=config.prometheus_cache_ttl
+        ),
     )
 
 
@@ -100,8 +105,10 @@ class Backend:
 
     broker: Broker
     quota_stores: QuotaStores
+    redis_gates: RedisGateClients
 
     async def aclose(self) -> None:
+        await self.redis_gates.aclose()
         await self.quota_stores.aclose()
         await self.broker.aclose()
 
@@ -125,4 +132,4 @@ async def open_backend(config: ProcessorConfig, *, time_scale: float) -> Backend
     except BaseException:
         await broker.aclose()
         raise
-    return Backend(broker, stores)
+    return Backend(broker, stores, RedisGateClients(processor_url=tc.url or None))

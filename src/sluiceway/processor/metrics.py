@@ -8,7 +8,7 @@ upstream. A per-instance :class:`CollectorRegistry` lets tests run several proce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
@@ -173,6 +173,14 @@ class ProcessorMetrics:
         )
         self.worker_limit = _gauge(r, "pool_worker_limit", "Configured workers.", ["pool_name"])
         self.budget = _gauge(r, "dispatch_budget", "Last gate budget.", q)
+        signal = [*q, "inference_pool"]
+        self.gate_metric_value = _gauge(r, "gate_metric_value", "Last value a gate read.", signal)
+        self.gate_metric_threshold = _gauge(
+            r, "gate_metric_threshold", "A metric gate's threshold.", signal
+        )
+        self.gate_metric_available = _gauge(
+            r, "gate_metric_source_available", "1 when a metric gate can read its signal.", signal
+        )
         self.proximity = ProximitySnapshot()
         r.register(self.proximity)
         self._outcomes = {
@@ -180,6 +188,17 @@ class ProcessorMetrics:
             "failed": self.failures,
             "exceeded_deadline": self.exceeded,
         }
+
+    def gate_signal(
+        self, labels: Mapping[str, str], *, available: bool, value: float | None, threshold: float
+    ) -> None:
+        """What a metric gate read (its owner's labels plus ``inference_pool``)."""
+        names = (*PROCESSOR_LABELS, "inference_pool")
+        values = [labels.get(name, "") for name in names]
+        self.gate_metric_available.labels(*values).set(1.0 if available else 0.0)
+        self.gate_metric_threshold.labels(*values).set(threshold)
+        if value is not None:
+            self.gate_metric_value.labels(*values).set(value)
 
     def prepare(self, labels: QueueLabels) -> None:
         """Create the series of a queue at 0 so dashboards see them before traffic."""

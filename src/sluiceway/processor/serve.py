@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from sluiceway.clock import Clock
 from sluiceway.config.processor import TransportConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
+from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE
 from sluiceway.ports import PortAnnouncer
 from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
 from sluiceway.processor.http_app import health_app
@@ -161,7 +162,7 @@ async def run_processor(
             backend.broker,
             clock=clock,
             quota_store=backend.quota_stores,
-            services=services,
+            services={REDIS_GATES_SERVICE: backend.redis_gates, **(services or {})},
         )
         app = health_app(
             ready=lambda: processor.ready,

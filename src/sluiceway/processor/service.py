@@ -27,8 +27,9 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock, RealClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
+from sluiceway.gates.factory import GateContext, build_gate, memory_stores
+from sluiceway.gates.metric import GAUGES_SERVICE, SIGNALS_SERVICE
 from sluiceway.gates.quota_store import QuotaStore
-from sluiceway.gates.registry import GateContext, build_gate, memory_stores
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.maintenance import (
     heartbeat_interval,
@@ -47,6 +48,7 @@ from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import ProcessorSpec, QueueSpec
 from sluiceway.processor.upstream import Upstream
 from sluiceway.processor.worker import Worker
+from sluiceway.signals.refresher import SignalHub
 
 __all__ = ["Processor"]
 
@@ -91,7 +93,9 @@ class Processor:
             rng=rng or random.Random(),
         )
         self._quota_store = quota_store or memory_stores()
-        self._services = dict(services or {})
+        self._signals = SignalHub(self.rt.clock, settings.prometheus)
+        self._services = {SIGNALS_SERVICE: self._signals, GAUGES_SERVICE: self.metrics}
+        self._services.update(services or {})
         self.pools: dict[str, ReadyBuffer] = {}
         self.ingests: list[QueueIngest] = []
         self._gates: list[Gate] = []
@@ -120,12 +124,13 @@ class Processor:
 
     # -- building -------------------------------------------------------------------------
 
-    def _context(self, workers: int, labels: QueueLabels) -> GateContext:
+    def _context(self, workers: int, labels: QueueLabels, wake: Callable[[], None]) -> GateContext:
         return GateContext(
             clock=self.rt.clock,
             workers=workers,
             quota_store=self._quota_store,
             services=self._services,
+            wake=wake,
             labels={
                 "queue_id": labels.queue_id,
                 "queue_name": labels.queue_name,
@@ -134,9 +139,16 @@ class Processor:
         )
 
     def _gate(
-        self, gate_type: str, params: object, workers: int, labels: QueueLabels, where: str
+        self,
+        gate_type: str,
+        params: object,
+        workers: int,
+        labels: QueueLabels,
+        where: str,
+        wake: Callable[[], None],
     ) -> Gate | None:
-        gate = build_gate(gate_type, params, self._context(workers, labels), field=where)
+        ctx = self._context(workers, labels, wake)
+        gate = build_gate(gate_type, params, ctx, field=where)
         if gate is not None:
             self._gates.append(gate)
         return gate
@@ -147,7 +159,12 @@ class Processor:
             queues = sum(1 for q in self.settings.queues if q.pool_id == spec.id)
             labels = QueueLabels.of_pool(spec.id)
             gate = self._gate(
-                spec.gate_type, spec.gate_params, spec.workers, labels, f"pools.{index}.gate_params"
+                spec.gate_type,
+                spec.gate_params,
+                spec.workers,
+                labels,
+                f"pools.{index}.gate_params",
+                self._pool_waker(spec.id),  # a signal change re-tries the parked workers' gates
             )
             self.pools[spec.id] = ReadyBuffer(
                 spec,
@@ -158,6 +175,14 @@ class Processor:
                 on_room=self.rt.work_changed.fire,
             )
             self.metrics.pool_configured(spec.id, spec.workers)
+
+    def _pool_waker(self, pool_id: str) -> Callable[[], None]:
+        def wake() -> None:
+            pool = self.pools.get(pool_id)
+            if pool is not None:
+                pool.capacity_changed.fire()
+
+        return wake
 
     def _build_ingests(self) -> None:
         for index, queue in enumerate(self.settings.queues):
@@ -171,7 +196,12 @@ class Processor:
         self.metrics.prepare(labels)
         _warn_shared_ttl(queue, self.settings.result_queue_name)
         gate = self._gate(
-            queue.gate_type, queue.gate_params, pool.spec.workers, labels, f"{where}.gate_params"
+            queue.gate_type,
+            queue.gate_params,
+            pool.spec.workers,
+            labels,
+            f"{where}.gate_params",
+            self.rt.work_changed.fire,
         )
         return QueueIngest(self.rt, queue, pool, gate)
 
@@ -285,6 +315,7 @@ class Processor:
         await self._upstream.aclose()
         for gate in self._gates:
             await gate.aclose()
+        await self._signals.aclose()
         self._stopped.set()
         log.info("processor stopped")
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.lane_scheduler import Ordering
 from sluiceway.processor.outcome import RetryPolicy
+from sluiceway.signals.settings import PrometheusSettings
 
 __all__ = [
     "DEFAULT_BACKLOG_INTERVAL",
@@ -70,7 +71,8 @@ class ProcessorSpec:
 
     ``batch_size``: entries one poll examines without admitting before it stops scanning;
     ``buffer_per_queue``: ready requests held per queue (None = about workers / queues + 1);
-    ``gate_wait_timeout``: how long a parked worker holds a request (0 = until its deadline).
+    ``gate_wait_timeout``: how long a parked worker holds a request (0 = until its deadline);
+    ``prometheus``: where metric gates query and how often their signals refresh.
     """
 
     queues: Sequence[QueueSpec]
@@ -87,6 +89,7 @@ class ProcessorSpec:
     backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None
+    prometheus: PrometheusSettings = field(default_factory=PrometheusSettings)
 
     def pool(self, pool_id: str) -> PoolSpec:
         for pool in self.pools:

@@ -34,7 +34,7 @@ from sluiceway.processor.work_item import WorkItem
 __all__ = ["Worker"]
 
 log = logging.getLogger(__name__)
-_PARK_BACKSTOP = 0.5  # scaled seconds between gate re-checks when nothing signals
+_PARK_BACKSTOP = 1.0  # scaled seconds between gate re-checks when nothing signals
 _PARKED_CANCEL_CHECK = 1.0  # scaled seconds between cancellation checks of a parked request
 
 

@@ -22,9 +22,9 @@ from brokers.conformance import NOW, QUEUE, BrokerConformance, put, result_for, 
 from brokers.quota_conformance import QuotaStoreConformance
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.keys import Keyspace, key_slot
+from sluiceway.broker.quota_redis import RedisQuotaStore
 from sluiceway.broker.redis import RedisBroker, connect_redis, open_redis_broker
 from sluiceway.broker.wakeup import WakeMode
-from sluiceway.gates.quota_redis import RedisQuotaStore
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.localservices import services_required
 from sluiceway.ports import free_port

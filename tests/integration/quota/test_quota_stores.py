@@ -10,12 +10,12 @@ import redis.asyncio as aioredis
 
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.memory import open_memory_broker
+from sluiceway.broker.quota_redis import open_redis_quota_store, quota_url
+from sluiceway.broker.quota_sqlite import SqliteQuotaStore, open_sqlite_quota_store
+from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.broker.redis import open_redis_broker
 from sluiceway.broker.sqlite import open_sqlite_broker
-from sluiceway.gates.quota_redis import open_redis_quota_store, quota_url
-from sluiceway.gates.quota_sqlite import SqliteQuotaStore, open_sqlite_quota_store
 from sluiceway.gates.quota_store import MemoryQuotaStore
-from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.localservices import RedisServer
 
 NOW = 1_700_000_000.0

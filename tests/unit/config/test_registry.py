@@ -16,7 +16,7 @@ class FakeParams(StrictModel):
 
 @pytest.fixture
 def implemented(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.IMPLEMENTED, "local-max-concurrency", f"{__name__}:FakeParams")
+    monkeypatch.setitem(registry.IMPLEMENTED, "queue-scorer", f"{__name__}:FakeParams")
 
 
 def test_contract_names_are_registered() -> None:
@@ -33,30 +33,36 @@ def test_unknown_names_are_errors() -> None:
         registry.validate_params("plugin", "redis-quota", {}, field="plugins[0]")
 
 
-def test_known_but_unimplemented_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(registry.IMPLEMENTED, "prometheus-budget", raising=False)
+def test_known_but_unimplemented_is_a_warning() -> None:
     params, warnings = registry.validate_params(
-        "gate", "prometheus-budget", {"pool": "p"}, field="g", type_field="g.type"
+        "gate", "sql-quota", {"limit": 1}, field="g", type_field="g.type"
     )
     assert params is None
-    assert warnings == ["g.type: gate type 'prometheus-budget' is known but not implemented yet"]
+    assert warnings == ["g.type: gate type 'sql-quota' is known but not implemented yet"]
     with pytest.raises(ConfigError, match="not implemented"):
-        registry.require_implemented("prometheus-budget", field="g.type")
+        registry.require_implemented("sql-quota", field="g.type")
+
+
+def test_gate_params_come_from_the_gate_modules() -> None:
+    from sluiceway.gates.constant import ConstantParams
+
+    assert registry.params_model("constant") is ConstantParams
+    registry.require_implemented("constant", field="x")
 
 
 @pytest.mark.usefixtures("implemented")
 def test_implemented_params_are_validated() -> None:
     params, warnings = registry.validate_params(
-        "gate", "local-max-concurrency", {"limit": "3"}, field="pools[0].gate_params"
+        "plugin", "queue-scorer", {"limit": "3"}, field="plugins[0].parameters"
     )
     assert isinstance(params, FakeParams) and params.limit == 3 and warnings == []
-    registry.require_implemented("local-max-concurrency", field="x")
+    registry.require_implemented("queue-scorer", field="x")
     with pytest.raises(ConfigError) as info:
         registry.validate_params(
-            "gate", "local-max-concurrency", {"limit": "x"}, field="pools[0].gate_params"
+            "plugin", "queue-scorer", {"limit": "x"}, field="plugins[0].parameters"
         )
-    assert info.value.field == "pools[0].gate_params.limit"
-    assert registry.params_model("local-max-concurrency") is FakeParams
+    assert info.value.field == "plugins[0].parameters.limit"
+    assert registry.params_model("queue-scorer") is FakeParams
 
 
 def test_require_implemented_rejects_unknown() -> None:

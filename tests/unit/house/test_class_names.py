@@ -10,8 +10,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[3] / "src" / "sluiceway"
 
 
@@ -39,12 +37,6 @@ def test_the_scan_finds_the_classes() -> None:
     assert len(where) > 100
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="ProcessorSettings (renamed on the house-proc branch) and QuotaParams (renamed to "
-    "QuotaGateParams on the gates branch) are still defined twice; remove this mark once those "
-    "branches are merged",
-)
 def test_no_public_class_name_is_defined_twice() -> None:
     twice = {name: files for name, files in _definitions().items() if len(files) > 1}
     assert twice == {}

@@ -156,11 +156,6 @@ def test_config_knows_no_component() -> None:
     assert _breaches("config", lambda _, n: not _within(n, *components)) == []
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="gates/quota_redis.py, quota_sqlite.py and quota_stores.py still import broker "
-    "internals; the gates branch moves them to broker/. Remove this mark once it is merged",
-)
 def test_gates_use_only_the_broker_protocols() -> None:
     """Gate logic depends on protocols; Redis and SQL code lives in ``broker/``."""
 

@@ -1,7 +1,8 @@
-"""Lua scripts of the Redis broker and quota stores (a write that must be atomic is one script).
+"""Lua scripts of the Redis broker, quota stores and Redis-backed gates (writes that must be
+atomic).
 
 Every script takes its keys through ``KEYS`` (never builds names) and ``now`` from the caller
-(docs/design-rules.md rule 1: scripts never call Redis ``TIME``).
+(scripts never call Redis ``TIME``: time is the caller's, on the caller's time scale).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ SCRIPT_NAMES = (
     "claim_many",
     "clear_markers",
     "drop_claim",
+    "leased_rate",
     "move_due",
     "quota_acquire",
     "quota_reap",

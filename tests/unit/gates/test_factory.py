@@ -7,9 +7,9 @@ import pytest
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.composite import CompositeGate
+from sluiceway.gates.factory import GateContext, build_gate
 from sluiceway.gates.local_concurrency import LocalConcurrencyGate
 from sluiceway.gates.quota import QuotaGate
-from sluiceway.gates.registry import GateContext, build_gate
 from sluiceway.gates.wait_on_refuse import WaitOnRefuseGate
 
 
@@ -81,3 +81,18 @@ def test_bad_configs_name_the_field(gate_type: str, params: dict[str, object], f
 def test_nested_unknown_type_is_an_error() -> None:
     with pytest.raises(ConfigError):
         build_gate("wait-on-refuse", {"gate": {"gate_type": "nope"}}, ctx())
+
+
+def test_every_known_gate_type_but_sql_quota_is_built() -> None:
+    from sluiceway.config.registry import GATE_TYPES
+    from sluiceway.gates.factory import gate_params_model
+
+    missing = {name for name in GATE_TYPES if gate_params_model(name) is None}
+    assert missing == {"sql-quota"}
+
+
+def test_only_known_names_can_register() -> None:
+    from sluiceway.gates.factory import register_gate
+
+    with pytest.raises(ValueError, match="GATE_TYPES"):
+        register_gate("made-up", type(None))  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """The SQLite quota store: concurrency holders and rate windows for processors on one machine.
 
-Same semantics as the Redis store (decisions.md 8, 15a): a count changed by deltas plus one row
+Same semantics as the Redis store: a count changed by deltas plus one row
 per holder with its lease; acquire reaps holders whose lease ended before ``now``, release is
 idempotent per holder, renew never moves a lease backwards. Each call is one immediate
 transaction, so processes sharing the file never exceed a limit together.

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from brokers.quota_conformance import QuotaStoreConformance
-from sluiceway.gates.quota_redis import open_redis_quota_store
+from sluiceway.broker.quota_redis import open_redis_quota_store
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.localservices import RedisServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from brokers.quota_conformance import QuotaStoreConformance
-from sluiceway.gates.quota_sqlite import open_sqlite_quota_store
+from sluiceway.broker.quota_sqlite import open_sqlite_quota_store
 from sluiceway.gates.quota_store import QuotaStore
 
 

@@ -1,10 +1,10 @@
 """The Redis quota store: concurrency holders and rate windows shared by every processor.
 
 Concurrency mode keeps ``quota:<attribute>:<value>`` a STRING equal to the live holder count
-(readable with ``GET``, decisions.md 8) and the holders in ``...:holders`` (ZSET holder token ->
+(readable with ``GET``) and the holders in ``...:holders`` (ZSET holder token ->
 lease expiry), both changed only by the Lua scripts of :mod:`sluiceway.broker.lua`: acquire
 reaps expired holders and takes a slot by delta, release is idempotent per holder, renew rides
-on the claim heartbeat (decisions.md 15a). A crashed processor's holders lapse with their lease,
+on the claim heartbeat. A crashed processor's holders lapse with their lease,
 so a slot never leaks for longer than one claim lease, and the limit holds across processes.
 
 Rate-limit mode: a ZSET sliding window with one unique member per admission; the key expires

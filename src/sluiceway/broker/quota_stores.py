@@ -12,7 +12,7 @@ same address shares one store (and one connection).
 - ``sqlite``: ``address`` "" keeps the counters in the broker's database file; a non-empty
   address is a Redis server, as upstream.
 
-Redis key TTLs (rate windows) are divided by the time scale (decisions.md 1). The stores'
+Redis key TTLs (rate windows) are divided by the time scale. The stores'
 expired holders are reaped after each of the broker's reclaim rounds (``add_lease_hook``), so
 the slots of a killed processor come back even on keys that see no new traffic.
 """
@@ -70,8 +70,8 @@ class QuotaStores:
 
 
 def _redis_maker(processor_url: str | None, time_scale: float) -> Callable[[str], QuotaStore]:
+    from sluiceway.broker.quota_redis import RedisQuotaStore, quota_url
     from sluiceway.broker.redis import connect_redis
-    from sluiceway.gates.quota_redis import RedisQuotaStore, quota_url
 
     def make(address: str) -> QuotaStore:
         client = connect_redis(quota_url(address, processor_url=processor_url))
@@ -81,8 +81,8 @@ def _redis_maker(processor_url: str | None, time_scale: float) -> Callable[[str]
 
 
 async def _redis_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
+    from sluiceway.broker.quota_redis import RedisQuotaStore, host_port
     from sluiceway.broker.redis import RedisBroker
-    from sluiceway.gates.quota_redis import RedisQuotaStore, host_port
 
     if not isinstance(broker, RedisBroker):
         raise TypeError("the redis-sortedset transport needs a RedisBroker")
@@ -101,8 +101,8 @@ async def _redis_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
 
 
 async def _sqlite_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
+    from sluiceway.broker.quota_sqlite import open_sqlite_quota_store
     from sluiceway.broker.sqlite import SqliteBroker, database_path
-    from sluiceway.gates.quota_sqlite import open_sqlite_quota_store
 
     store = await open_sqlite_quota_store(database_path(options))
     stores = QuotaStores(
