@@ -57,8 +57,8 @@ _FAIRNESS = "global-strict-fairness-policy"
 _ORDERING = "fcfs-ordering-policy"
 _USAGE = "static-usage-limit-policy"
 _DETECTOR = "utilization-detector"
-# Confirmation grace for eviction: the concurrency detector sees a
-# stream's end at once; a scraped signal lags by the scrape interval plus staleness.
+# Confirmation grace for eviction: the concurrency detector sees a stream's end at once; a
+# scraped signal lags by the scrape interval plus staleness.
 _SCRAPE_INTERVAL = 0.05
 _GRACE_MARGIN = 0.25
 _CONCURRENCY_GRACE = 0.01
