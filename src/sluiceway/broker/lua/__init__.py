@@ -29,6 +29,7 @@ SCRIPT_NAMES = (
     "release",
     "renew",
     "retry",
+    "revive",
 )
 
 
