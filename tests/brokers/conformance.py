@@ -399,9 +399,7 @@ class BrokerConformance:
             assert record is not None and json.loads(record)["id"] == "a"
         assert await broker.result_count("mailbox:a") == 1
 
-    async def test_wait_for_result_sees_a_result_pushed_while_waiting(
-        self, broker: Broker
-    ) -> None:
+    async def test_wait_for_result_sees_a_result_pushed_while_waiting(self, broker: Broker) -> None:
         await put(broker, ("a", NOW + 1))
         claim = await take(broker, (await broker.peek(QUEUE, 1))[0])
 

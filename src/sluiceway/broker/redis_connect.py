@@ -19,7 +19,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
 from redis.exceptions import ResponseError
 
-from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
+from sluiceway.broker.wakeup import EventWaker, PollWaker, Waker, mode_for_flags
 from sluiceway.errors import ConfigError
 
 __all__ = [
