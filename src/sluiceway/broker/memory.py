@@ -27,7 +27,7 @@ from sluiceway.broker.base import (
     claim_each,
     retry_origin,
 )
-from sluiceway.broker.wakeup import PollWaker
+from sluiceway.broker.wakeup import PollWaker, WakeMode
 
 __all__ = ["MemoryBroker", "open_memory_broker"]
 
@@ -82,6 +82,9 @@ class _Held:
 
 class MemoryBroker:
     """In-process :class:`~sluiceway.broker.base.Broker`."""
+
+    # Every push happens in this process, so result waiters are always woken at once.
+    result_wake_mode = WakeMode.EVENTS
 
     def __init__(self) -> None:
         self._pending: dict[str, _SortedSet] = {}
