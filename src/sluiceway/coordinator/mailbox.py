@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from sluiceway.broker.base import CANCEL_MARKER_TTL_SECONDS, Broker
+from sluiceway.broker.keys import mailbox
 from sluiceway.broker.wakeup import WakeMode
 from sluiceway.clock import Clock
 from sluiceway.coordinator.answers import is_cancelled_tombstone
@@ -29,7 +30,6 @@ from sluiceway.processor.producer import Producer, request
 
 __all__ = ["Lookup", "MailboxState", "Mailboxes", "WakePlan", "envelope_id", "mailbox_key"]
 
-MAILBOX_PREFIX: Final = "results:req:"
 POLL_SECONDS: Final = 0.2  # wall seconds between looks when the broker cannot notify
 BACKSTOP_SECONDS: Final = 15.0  # wall seconds between looks while notifications flow
 
@@ -39,7 +39,7 @@ def envelope_id(tenant: str, request_id: str) -> str:
 
 
 def mailbox_key(tenant: str, request_id: str) -> str:
-    return f"{MAILBOX_PREFIX}{tenant}:{request_id}"
+    return mailbox(tenant, request_id)
 
 
 class MailboxState(enum.Enum):

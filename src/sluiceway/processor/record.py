@@ -7,13 +7,14 @@ import dataclasses
 import logging
 
 from sluiceway.broker.base import Claim, ResultWrite
+from sluiceway.broker.keys import MAILBOX_DEFAULT_TTL_SECONDS, MAILBOX_PREFIX
 from sluiceway.gates.base import Decision
 from sluiceway.processor.item import WorkItem
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.settings import QueueSpec
 from sluiceway.wire import ErrorCode, ResultRecord, encode_envelope
 
-__all__ = ["Recorder", "dropped_result", "result_route"]
+__all__ = ["Recorder", "dropped_result", "result_route", "result_ttl"]
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +22,14 @@ log = logging.getLogger(__name__)
 def result_route(own_route: str | None, queue: QueueSpec, default: str) -> str:
     """Destination precedence (contracts 2): the entry's route, the queue's, the default."""
     return own_route or queue.result_queue_name or default
+
+
+def result_ttl(destination: str, queue: QueueSpec) -> float | None:
+    """The queue's ``result_ttl_seconds``; unset, an hour for a coordinator mailbox (a result
+    nobody fetches must not live forever) and no expiry for other lists (upstream's rule)."""
+    if queue.result_ttl_seconds is None and destination.startswith(MAILBOX_PREFIX):
+        return MAILBOX_DEFAULT_TTL_SECONDS
+    return queue.result_ttl_seconds
 
 
 def dropped_result(request_id: str, token: str, decision: Decision) -> ResultRecord:
@@ -45,9 +54,10 @@ class Recorder:
         self._rt = rt
 
     def _write(self, record: ResultRecord, route: str | None, queue: QueueSpec) -> ResultWrite:
-        ttl = queue.result_ttl_seconds
+        destination = result_route(route, queue, self._rt.settings.result_queue_name)
+        ttl = result_ttl(destination, queue)
         return ResultWrite(
-            destination=result_route(route, queue, self._rt.settings.result_queue_name),
+            destination=destination,
             record=record.encode(),
             request_id=record.id,
             request_token=record.request_token,

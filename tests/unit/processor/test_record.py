@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from sluiceway.gates.base import Decision, Verdict
-from sluiceway.processor.record import dropped_result, result_route
+from sluiceway.processor.record import dropped_result, result_route, result_ttl
 from sluiceway.processor.settings import QueueSpec
 
 PLAIN = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw")
@@ -32,3 +32,10 @@ def test_a_drop_carries_the_gates_message_or_payload() -> None:
     assert plain.error_code == said.error_code == own.error_code == "GATE_DROPPED"
     assert json.loads(said.payload) == {"error": "over quota"}
     assert own.payload == '{"code":429}' and plain.payload != said.payload
+
+
+def test_a_coordinator_mailbox_expires_after_an_hour_unless_the_queue_says() -> None:
+    assert result_ttl("results:req:t:1", PLAIN) == 3600.0
+    assert result_ttl("results-list", PLAIN) is None
+    timed = QueueSpec(id="q", queue_name="q", igw_base_url="http://gw", result_ttl_seconds=60)
+    assert result_ttl("results:req:t:1", timed) == 60
