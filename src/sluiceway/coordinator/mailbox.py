@@ -133,13 +133,16 @@ class Mailboxes:
     async def hold(self, tenant: str, request_id: str, *, until: float) -> str | None:
         """The request's result once it lands, or None at ``until`` (scaled Unix seconds)."""
         box = mailbox_key(tenant, request_id)
-        while (record := await self._broker.peek_result(box)) is None:
+        look = True
+        while not look or (record := await self._broker.peek_result(box)) is None:
             left = until - self._clock.now()
             if left <= 0:
                 return None
             block = min(self._clock.to_wall(left), self._wake.interval)
             if self._wake.notify:
-                await self._broker.wait_for_result(box, block)
+                # wait_for_result looks once itself before waiting: after a quiet backstop
+                # interval the next round's wait is the only query (one per interval).
+                look = await self._broker.wait_for_result(box, block)
             else:
                 await asyncio.sleep(block)
         return record
