@@ -25,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sluiceway.sim.command",
     "sluiceway.config.command",
     "sluiceway.processor.command",
+    "sluiceway.coordinator.command",
     "sluiceway.demo.command",
 )
 

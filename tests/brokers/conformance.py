@@ -388,3 +388,82 @@ class BrokerConformance:
 
     async def test_ping_succeeds(self, broker: Broker) -> None:
         await broker.ping()
+
+    # -- result mailboxes ------------------------------------------------------------------
+
+    async def test_peek_result_reads_without_taking(self, broker: Broker) -> None:
+        assert await broker.peek_result("mailbox:a") is None
+        await answer(broker, "a", destination="mailbox:a")
+        for _ in range(2):
+            record = await broker.peek_result("mailbox:a")
+            assert record is not None and json.loads(record)["id"] == "a"
+        assert await broker.result_count("mailbox:a") == 1
+
+    async def test_wait_for_result_sees_a_result_pushed_while_waiting(self, broker: Broker) -> None:
+        await put(broker, ("a", NOW + 1))
+        claim = await take(broker, (await broker.peek(QUEUE, 1))[0])
+
+        async def wait() -> str:
+            while (record := await broker.peek_result("mailbox:a")) is None:
+                await broker.wait_for_result("mailbox:a", 0.2)
+            return record
+
+        waiter = asyncio.create_task(wait())
+        await asyncio.sleep(0.05)
+        assert await broker.ack(claim, result_for("a", destination="mailbox:a"))
+        assert json.loads(await asyncio.wait_for(waiter, 5.0))["id"] == "a"
+
+    async def test_wait_for_result_times_out(self, broker: Broker) -> None:
+        assert await broker.wait_for_result("mailbox:none", 0.05) is False
+
+    async def test_expire_result_zero_deletes_and_positive_keeps_for_now(
+        self, broker: Broker
+    ) -> None:
+        await answer(broker, "a", destination="mailbox:a")
+        await broker.expire_result("mailbox:a", 60.0)
+        assert await broker.peek_result("mailbox:a") is not None
+        await broker.expire_result("mailbox:a", 0)
+        assert await broker.peek_result("mailbox:a") is None
+        await broker.expire_result("mailbox:none", 0)  # unknown: a no-op
+
+    async def test_a_shortened_result_is_gone_after_its_time(self, broker: Broker) -> None:
+        await answer(broker, "a", destination="mailbox:a")
+        await broker.expire_result("mailbox:a", 0.05)
+        for _ in range(100):  # wall-clock expiry: bounded look, no fixed sleep
+            if await broker.peek_result("mailbox:a") is None:
+                break
+            await asyncio.sleep(0.02)
+        assert await broker.peek_result("mailbox:a") is None
+
+    async def test_is_pending_until_answered(self, broker: Broker) -> None:
+        assert not await broker.is_pending("a")
+        await broker.enqueue(
+            QUEUE, [(member("a"), NOW + 9)], markers=[ActiveMarker("a", token_of("a"), 600)]
+        )
+        assert await broker.is_pending("a")
+        claim = await take(broker, (await broker.peek(QUEUE, 1))[0])
+        assert await broker.is_pending("a")
+        assert await broker.ack(claim, result_for("a"))
+        assert not await broker.is_pending("a")
+
+    async def test_revive_withdraws_a_cancellation_of_the_current_generation(
+        self, broker: Broker
+    ) -> None:
+        assert not await broker.revive("a")
+        await broker.enqueue(
+            QUEUE, [(member("a"), NOW + 9)], markers=[ActiveMarker("a", token_of("a"), 600)]
+        )
+        assert not await broker.revive("a")  # not cancelled: nothing to withdraw
+        assert await broker.cancel("a", expire_after=600)
+        assert await broker.is_cancelled("a", token_of("a"))
+        assert await broker.revive("a")
+        assert not await broker.is_cancelled("a", token_of("a"))
+        assert await broker.is_pending("a")
+
+
+async def answer(broker: Broker, request_id: str, *, destination: str) -> None:
+    """Queue, claim and ack one request with its result pushed to ``destination``."""
+    await put(broker, (request_id, NOW + 1))
+    (entry,) = await broker.peek(QUEUE, 1)
+    claim = await take(broker, entry)
+    assert await broker.ack(claim, result_for(request_id, destination=destination))

@@ -28,6 +28,11 @@ method                        Redis
 ``cancel``                    Lua: copy ``request-active:<id>`` to ``request-cancel:<id>`` (TTL)
 ``is_cancelled``              ``GET request-cancel:<id>`` == token
 ``pop_result``                ``BRPOP <list> timeout``
+``peek_result``               ``LINDEX <list> -1``
+``wait_for_result``           keyspace events on the list (one pattern subscription per prefix)
+``expire_result``             ``PEXPIRE <list> ms`` (``DEL`` for 0)
+``is_pending``                ``EXISTS request-active:<id>``
+``revive``                    Lua: ``DEL request-cancel:<id>`` if it equals the active token
 ============================  ===============================================================
 
 Time (docs/design-rules.md rule 1): every *instant* (``now``, ``lease_until``, ``due``) is scaled
@@ -332,6 +337,36 @@ class Broker(Protocol):
 
     async def result_count(self, destination: str) -> int:
         """How many records wait in a result list."""
+        ...
+
+    # -- result mailboxes (the coordinator's per-request result lists) -----------------------
+
+    async def peek_result(self, destination: str) -> str | None:
+        """The record :meth:`pop_result` would take next, without taking it (``LINDEX -1``)."""
+        ...
+
+    async def wait_for_result(self, destination: str, block_for: float) -> bool:
+        """Block until a record may have arrived in ``destination``, at most ``block_for``
+        wall seconds.
+
+        Woken by the backend (keyspace events, a local push), never by a query per waiter;
+        True when woken, False on timeout. Spurious True is allowed.
+        """
+        ...
+
+    async def expire_result(self, destination: str, after: float) -> None:
+        """Shorten a result list's life to ``after`` wall seconds from now; 0 deletes it."""
+        ...
+
+    async def is_pending(self, request_id: str) -> bool:
+        """Whether a generation of ``request_id`` is still unanswered (its active marker
+        exists: queued, claimed, retrying or running)."""
+        ...
+
+    async def revive(self, request_id: str) -> bool:
+        """Withdraw a cancellation of the current generation (compare-and-delete of
+        ``request-cancel:<id>`` against ``request-active:<id>``), so a retried client
+        re-attaches to its still-queued request. True when a cancellation was withdrawn."""
         ...
 
     async def ping(self) -> None:

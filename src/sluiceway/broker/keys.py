@@ -31,6 +31,8 @@ __all__ = [
     "DEFAULT_BUDGET_KEY",
     "DEFAULT_QUOTA_PREFIX",
     "DEFAULT_RETRY_QUEUE",
+    "MAILBOX_DEFAULT_TTL_SECONDS",
+    "MAILBOX_PREFIX",
     "Keyspace",
     "LeasedRateKeys",
     "QueueKeys",
@@ -38,11 +40,18 @@ __all__ = [
     "claim_key",
     "hash_tag",
     "key_slot",
+    "mailbox",
     "split_claim_key",
 ]
 
 DEFAULT_QUOTA_PREFIX = "quota:"
 DEFAULT_BUDGET_KEY = "dispatch-gate-budget"
+
+# The coordinator's per-request result lists (``results:req:<tenant>:<id>``, upstream's
+# names). The processor keeps a result there for an hour when its queue sets no
+# ``result_ttl_seconds``: a mailbox nobody fetches must not live forever.
+MAILBOX_PREFIX = "results:req:"
+MAILBOX_DEFAULT_TTL_SECONDS = 3600.0
 
 _ACTIVE = "request-active:"
 _CANCEL = "request-cancel:"
@@ -61,6 +70,11 @@ def hash_tag(key: str) -> str:
         if end > start + 1:
             return key[start + 1 : end]
     return key
+
+
+def mailbox(tenant: str, request_id: str) -> str:
+    """LIST: the result of the coordinator's request ``request_id`` of ``tenant``."""
+    return f"{MAILBOX_PREFIX}{tenant}:{request_id}"
 
 
 @dataclass(frozen=True)

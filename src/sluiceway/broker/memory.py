@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from sluiceway.broker.base import (
     claim_each,
     retry_origin,
 )
-from sluiceway.broker.wakeup import PollWaker
+from sluiceway.broker.wakeup import PollWaker, WakeMode
 
 __all__ = ["MemoryBroker", "open_memory_broker"]
 
@@ -82,11 +83,15 @@ class _Held:
 class MemoryBroker:
     """In-process :class:`~sluiceway.broker.base.Broker`."""
 
+    # Every push happens in this process, so result waiters are always woken at once.
+    result_wake_mode = WakeMode.EVENTS
+
     def __init__(self) -> None:
         self._pending: dict[str, _SortedSet] = {}
         self._claims: dict[str, dict[str, _Held]] = {}
         self._retries = _SortedSet()
         self._results: dict[str, deque[str]] = {}
+        self._result_expiry: dict[str, float] = {}  # destination -> monotonic wall deadline
         self._invalid: dict[str, list[str]] = {}
         self._active: dict[str, str] = {}
         self._cancelled: dict[str, str] = {}
@@ -160,7 +165,10 @@ class MemoryBroker:
         if self._owned(claim) is None:
             return False
         self._drop_claim(claim)
+        self._expire_due(result.destination)
         self._results.setdefault(result.destination, deque()).appendleft(result.record)
+        if result.expire_after is not None and result.expire_after > 0:
+            self._result_expiry[result.destination] = time.monotonic() + result.expire_after
         for markers in (self._active, self._cancelled):
             if markers.get(result.request_id) == result.request_token:
                 del markers[result.request_id]
@@ -253,6 +261,7 @@ class MemoryBroker:
         loop = asyncio.get_running_loop()
         end = loop.time() + max(0.0, block_for)
         while True:
+            self._expire_due(destination)
             results = self._results.get(destination)
             if results:
                 return results.pop()
@@ -262,7 +271,44 @@ class MemoryBroker:
             await self._results_ready.wait([destination], left)
 
     async def result_count(self, destination: str) -> int:
-        return len(self._results.get(destination, ()))
+        return len(self._live_results(destination))
+
+    def _expire_due(self, destination: str) -> None:
+        """Drop a result list whose expiry passed, as a whole (Redis EXPIRE semantics)."""
+        expires = self._result_expiry.get(destination)
+        if expires is not None and expires <= time.monotonic():
+            del self._result_expiry[destination]
+            self._results.pop(destination, None)
+
+    def _live_results(self, destination: str) -> Sequence[str]:
+        self._expire_due(destination)
+        return self._results.get(destination, ())
+
+    async def peek_result(self, destination: str) -> str | None:
+        results = self._live_results(destination)
+        return results[-1] if results else None
+
+    async def wait_for_result(self, destination: str, block_for: float) -> bool:
+        if self._live_results(destination):
+            return True
+        return await self._results_ready.wait([destination], max(0.0, block_for))
+
+    async def expire_result(self, destination: str, after: float) -> None:
+        if after <= 0:
+            self._results.pop(destination, None)
+            self._result_expiry.pop(destination, None)
+        elif destination in self._results:
+            self._result_expiry[destination] = time.monotonic() + after
+
+    async def is_pending(self, request_id: str) -> bool:
+        return request_id in self._active
+
+    async def revive(self, request_id: str) -> bool:
+        token = self._active.get(request_id)
+        if token is None or self._cancelled.get(request_id) != token:
+            return False
+        del self._cancelled[request_id]
+        return True
 
     async def ping(self) -> None:
         return None

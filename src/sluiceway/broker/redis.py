@@ -47,7 +47,7 @@ from sluiceway.broker.redis_connect import (
     connect_redis,
     make_waker,
 )
-from sluiceway.broker.wakeup import EventWaker, WakeMode, Waker
+from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker
 from sluiceway.errors import BrokerError, ConfigError
 
 __all__ = [
@@ -101,6 +101,7 @@ class RedisBroker:
         self._queues: dict[str, QueueKeys] = {}
         self._lease_hooks = LeaseHooks()
         self._cancels = CancelCache()
+        self._results_ready = PollWaker()  # woken by keyspace events on result lists
         self._scripts: dict[str, AsyncScript] = {
             name: client.register_script(lua.source(name)) for name in lua.SCRIPT_NAMES
         }
@@ -424,6 +425,66 @@ class RedisBroker:
     @_io
     async def result_count(self, destination: str) -> int:
         return int(await self._client.llen(destination))
+
+    # -- result mailboxes -------------------------------------------------------------------
+
+    @property
+    def result_wake_mode(self) -> WakeMode:
+        """EVENTS when the server publishes list events on keyspace channels (``K`` with
+        ``l`` or ``A``): then :meth:`wait_for_result` needs no polling."""
+        waker = self._waker
+        if isinstance(waker, EventWaker) and waker.allows_key_events("lA"):
+            return WakeMode.EVENTS
+        return WakeMode.POLLING
+
+    @_io
+    async def peek_result(self, destination: str) -> str | None:
+        return cast(str | None, await self._client.lindex(destination, -1))
+
+    async def wait_for_result(self, destination: str, block_for: float) -> bool:
+        if self.result_wake_mode is WakeMode.POLLING:
+            await asyncio.sleep(max(0.0, block_for))  # the caller's poll interval
+            return False
+        await self._watch_result_family(destination)
+        fut = self._results_ready.arm([destination])
+        try:
+            if await self.peek_result(destination) is not None:
+                return True
+            return await asyncio.wait_for(fut, max(0.0, block_for))
+        except TimeoutError:
+            return False
+        finally:
+            self._results_ready.disarm(fut)
+
+    async def _watch_result_family(self, destination: str) -> None:
+        """One pattern subscription per result-list family (``results:req:<tenant>:``), shared
+        by every waiter of that family on this connection."""
+        head, sep, _ = destination.rpartition(":")
+        prefix = head + sep if sep else destination
+        waker = cast(EventWaker, self._waker)
+        await waker.watch_prefix(prefix, self._results_ready.notify, lambda live: None)
+
+    @_io
+    async def expire_result(self, destination: str, after: float) -> None:
+        if after <= 0:
+            await self._client.delete(destination)
+        else:
+            await self._client.pexpire(destination, max(1, _ms(after)))
+
+    @_io
+    async def is_pending(self, request_id: str) -> bool:
+        return bool(await self._client.exists(self._keys.request_active(request_id)))
+
+    @_io
+    async def revive(self, request_id: str) -> bool:
+        active = self._keys.request_active(request_id)
+        cancel = self._keys.request_cancel(request_id)
+        if self._keys.same_slot(active, cancel):
+            return int(await self._run("revive", (active, cancel), ())) == 1
+        token = await self._client.get(active)  # cluster, other slots: best effort
+        if token is None or await self._client.get(cancel) != token:
+            return False
+        return bool(await self._client.delete(cancel))
 
     async def ping(self) -> None:
         try:

@@ -17,7 +17,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import parse_url
 from redis.exceptions import ResponseError
 
-from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker, mode_for_flags
+from sluiceway.broker.wakeup import EventWaker, PollWaker, Waker, mode_for_flags
 from sluiceway.errors import ConfigError
 
 __all__ = [
@@ -95,7 +95,7 @@ async def make_waker(client: AnyRedis, *, cluster: bool) -> Waker:
     flags = "" if cluster else await _notify_flags(client)
     mode = mode_for_flags(flags)
     _log.info("redis broker wake-up mode: %s (notify-keyspace-events=%r)", mode.value, flags)
-    if mode is WakeMode.POLLING:
+    if "K" not in flags and "E" not in flags:
         return PollWaker()
     db = int(cast(Redis, client).connection_pool.connection_kwargs.get("db", 0) or 0)
     return EventWaker(client.pubsub(), flags=flags, db=db)

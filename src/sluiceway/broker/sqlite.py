@@ -336,6 +336,61 @@ class SqliteBroker:
 
         return await self._tx(count)
 
+    async def peek_result(self, destination: str) -> str | None:
+        def peek(c: sqlite3.Connection) -> str | None:
+            _expire_results(c, destination, time.time())
+            sql = "SELECT record FROM results WHERE destination = ? ORDER BY seq LIMIT 1"
+            record = _one(c, sql, destination)
+            return None if record is None else str(record)
+
+        return await self._tx(peek)
+
+    async def wait_for_result(self, destination: str, block_for: float) -> bool:
+        # Pushes from this process wake at once; other processes' are seen at the caller's
+        # poll interval (SQLite has no notifications).
+        fut = self._results.arm([destination])
+        try:
+            if await self.peek_result(destination) is not None:
+                return True
+            return await asyncio.wait_for(fut, max(0.0, block_for))
+        except TimeoutError:
+            return False
+        finally:
+            self._results.disarm(fut)
+
+    async def expire_result(self, destination: str, after: float) -> None:
+        wall_now = time.time()
+
+        def expire(c: sqlite3.Connection) -> None:
+            if after <= 0:
+                c.execute("DELETE FROM results WHERE destination = ?", (destination,))
+                c.execute("DELETE FROM result_expiry WHERE destination = ?", (destination,))
+            elif _one(c, "SELECT 1 FROM results WHERE destination = ?", destination):
+                c.execute(
+                    "INSERT OR REPLACE INTO result_expiry VALUES (?, ?)",
+                    (destination, wall_now + after),
+                )
+
+        await self._tx(expire)
+
+    async def is_pending(self, request_id: str) -> bool:
+        active = self._keys.request_active(request_id)
+        return await self._tx(lambda c: _marker(c, active, time.time()) is not None)
+
+    async def revive(self, request_id: str) -> bool:
+        wall_now = time.time()
+        active = self._keys.request_active(request_id)
+        cancel = self._keys.request_cancel(request_id)
+
+        def revive(c: sqlite3.Connection) -> bool:
+            token = _marker(c, active, wall_now)
+            if token is None or _marker(c, cancel, wall_now) != token:
+                return False
+            c.execute("DELETE FROM markers WHERE key = ?", (cancel,))
+            return True
+
+        return await self._tx(revive)
+
     async def ping(self) -> None:
         await self._tx(lambda c: _one(c, "SELECT 1"))
 

@@ -65,32 +65,52 @@ class Waker:
 
 
 class PollWaker(Waker):
-    """Sleeps the timeout; local arrivals still wake local waiters early."""
+    """Sleeps the timeout; local arrivals still wake local waiters early.
+
+    Waiters are indexed by key, so a notify costs the waiters of that key only (a coordinator
+    holds thousands of waiters, each on its own result list).
+    """
 
     mode = WakeMode.POLLING
 
     def __init__(self) -> None:
-        self._waiters: list[tuple[frozenset[str], asyncio.Future[bool]]] = []
+        self._by_key: dict[str, set[asyncio.Future[bool]]] = {}
+        self._keys_of: dict[asyncio.Future[bool], frozenset[str]] = {}
 
     async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
-        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        item = (frozenset(keys), fut)
-        self._waiters.append(item)
+        fut = self.arm(keys)
         try:
             return await asyncio.wait_for(fut, timeout)
         except TimeoutError:
             return False
         finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(item)
+            self.disarm(fut)
+
+    def arm(self, keys: Sequence[str]) -> asyncio.Future[bool]:
+        """Register a waiter now (before a check that must not miss a wake-up); await the
+        future, then :meth:`disarm` it."""
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        watched = frozenset(keys)
+        self._keys_of[fut] = watched
+        for key in watched:
+            self._by_key.setdefault(key, set()).add(fut)
+        return fut
+
+    def disarm(self, fut: asyncio.Future[bool]) -> None:
+        for key in self._keys_of.pop(fut, ()):
+            waiters = self._by_key.get(key)
+            if waiters is not None:
+                waiters.discard(fut)
+                if not waiters:
+                    del self._by_key[key]
 
     def waiting(self) -> int:
         """How many waits are registered right now."""
-        return len(self._waiters)
+        return len(self._keys_of)
 
     def notify(self, key: str) -> None:
-        for watched, fut in list(self._waiters):
-            if key in watched and not fut.done():
+        for fut in list(self._by_key.get(key, ())):
+            if not fut.done():
                 fut.set_result(True)
 
 
@@ -102,10 +122,11 @@ class EventWaker(PollWaker):
     restarts the listener.
     """
 
-    mode = WakeMode.EVENTS
-
     def __init__(self, pubsub: Any, *, flags: str, db: int) -> None:
         super().__init__()
+        # Queue arrivals need sorted-set events; other keys (result lists, cancel markers) may
+        # still publish, so a listener exists whenever any keyspace channel does.
+        self.mode = mode_for_flags(flags)
         self._pubsub = pubsub
         self._flags = flags
         self._db = db
@@ -113,7 +134,7 @@ class EventWaker(PollWaker):
         self._keys: set[str] = set()
         self._patterns: dict[str, Callable[[str], None]] = {}
         self._subscribed_patterns: set[str] = set()
-        self._on_live: Callable[[bool], None] | None = None
+        self._on_live: list[Callable[[bool], None]] = []
         self._reader: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
@@ -131,7 +152,9 @@ class EventWaker(PollWaker):
         """
         pattern = f"__keyspace@{self._db}__:{prefix}*"
         async with self._lock:
-            self._on_live = on_live
+            if pattern in self._patterns:
+                return
+            self._on_live.append(on_live)
             self._patterns[pattern] = on_event
             await self._resubscribe_patterns()
             self._ensure_reader()
@@ -181,8 +204,8 @@ class EventWaker(PollWaker):
             self._set_live(False)
 
     def _set_live(self, live: bool) -> None:
-        if self._on_live is not None:
-            self._on_live(live)
+        for on_live in self._on_live:
+            on_live(live)
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
         kind = _text(msg.get("type"))

@@ -119,3 +119,8 @@ def router_metric(name: str, *, deprecated: bool = False) -> str:
     if deprecated and name not in ROUTER_TWINNED_METRICS:
         raise KeyError(f"{name!r} has no deprecated twin")
     return (ROUTER_DEPRECATED_PREFIX if deprecated else ROUTER_PREFIX) + name
+
+
+# -- Coordinator: sluiceway's own (the upstream step exports none) --------------------------
+COORDINATOR_REQUESTS_TOTAL: Final = "sluiceway_coordinator_requests_total"
+COORDINATOR_HELD_CONNECTIONS: Final = "sluiceway_coordinator_held_connections"

@@ -80,11 +80,13 @@ class Producer:
         self._result_queue = result_queue
         self._clock = clock or RealClock()
 
-    def _envelope(self, data: RequestData, queue: str, token: str) -> Envelope:
+    def _envelope(
+        self, data: RequestData, queue: str, token: str, result_queue: str | None
+    ) -> Envelope:
         internal = Internal(
             request_token=token,
             request_queue_name=queue,
-            result_queue_name=self._result_queue or "",
+            result_queue_name=result_queue or self._result_queue or "",
         )
         return Envelope(data=data, internal=internal, request_kind="plain")
 
@@ -94,13 +96,20 @@ class Producer:
         if float(data.deadline) <= now:
             raise WireError(f"request {data.id}: deadline {data.deadline} is not in the future")
 
-    async def submit(self, data: RequestData, *, queue: str | None = None) -> Submitted:
-        """Enqueue one request at its deadline score."""
-        (submitted,) = await self.submit_many([data], queue=queue)
+    async def submit(
+        self, data: RequestData, *, queue: str | None = None, result_queue: str | None = None
+    ) -> Submitted:
+        """Enqueue one request at its deadline score; ``result_queue`` routes its result
+        (overriding the producer's route)."""
+        (submitted,) = await self.submit_many([data], queue=queue, result_queue=result_queue)
         return submitted
 
     async def submit_many(
-        self, requests: Iterable[RequestData], *, queue: str | None = None
+        self,
+        requests: Iterable[RequestData],
+        *,
+        queue: str | None = None,
+        result_queue: str | None = None,
     ) -> list[Submitted]:
         """Enqueue many requests in one broker step."""
         target = queue or self._queue
@@ -111,7 +120,7 @@ class Producer:
         for data in requests:
             self._check(data, now)
             token = mint_request_token()
-            member = encode_envelope(self._envelope(data, target, token))
+            member = encode_envelope(self._envelope(data, target, token, result_queue))
             entries.append((member, float(data.deadline)))
             ttl = self._clock.to_wall(float(data.deadline) - now)
             markers.append(ActiveMarker(data.id, token, expire_after=ttl))

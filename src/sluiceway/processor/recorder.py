@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 
 from sluiceway.broker.base import Claim, ResultWrite
+from sluiceway.broker.keys import MAILBOX_DEFAULT_TTL_SECONDS, MAILBOX_PREFIX
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import QueueSpec
 from sluiceway.processor.work_item import WorkItem
 from sluiceway.wire import ResultRecord, encode_envelope
 
-__all__ = ["Recorder", "result_route"]
+__all__ = ["Recorder", "result_route", "result_ttl"]
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,14 @@ def result_route(own_route: str | None, queue: QueueSpec, default: str) -> str:
     """Where a result goes: the entry's own route, else the queue's, else the default (a
     caller that names a route always gets its result there)."""
     return own_route or queue.result_queue_name or default
+
+
+def result_ttl(destination: str, queue: QueueSpec) -> float | None:
+    """The queue's ``result_ttl_seconds``; unset, an hour for a coordinator mailbox (a result
+    nobody fetches must not live forever) and no expiry for other lists (upstream's rule)."""
+    if queue.result_ttl_seconds is None and destination.startswith(MAILBOX_PREFIX):
+        return MAILBOX_DEFAULT_TTL_SECONDS
+    return queue.result_ttl_seconds
 
 
 class Recorder:
@@ -36,9 +45,10 @@ class Recorder:
         self._rt = rt
 
     def _write(self, record: ResultRecord, route: str | None, queue: QueueSpec) -> ResultWrite:
-        ttl = queue.result_ttl_seconds
+        destination = result_route(route, queue, self._rt.settings.result_queue_name)
+        ttl = result_ttl(destination, queue)
         return ResultWrite(
-            destination=result_route(route, queue, self._rt.settings.result_queue_name),
+            destination=destination,
             record=record.encode(),
             request_id=record.id,
             request_token=record.request_token,

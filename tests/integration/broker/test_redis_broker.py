@@ -289,3 +289,42 @@ async def test_moving_a_burst_of_retries_does_not_open_a_connection_each(
     finally:
         await broker.aclose()
         await raw.aclose()
+
+
+@pytest.mark.parametrize("flags", ["Kl", "KEA"])
+async def test_result_waiters_wake_on_list_events_with_one_subscription(
+    redis_server: RedisServer, flags: str
+) -> None:
+    raw = await _raw(redis_server)
+    await raw.config_set("notify-keyspace-events", flags)
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    assert isinstance(broker, RedisBroker)
+    try:
+        assert broker.result_wake_mode is WakeMode.EVENTS
+        keys = [f"results:req:t1:{i}" for i in range(20)]
+        waiters = [asyncio.create_task(broker.wait_for_result(k, 30.0)) for k in keys]
+        await asyncio.sleep(0.1)
+        clients = await raw.client_list(_type="pubsub")
+        assert len(clients) == 1  # one shared subscriber for every waiter of the family
+        await raw.lpush(keys[3], '{"id": "3"}')  # another process pushes
+        assert await asyncio.wait_for(waiters[3], 5.0) is True
+        assert not any(w.done() for i, w in enumerate(waiters) if i != 3)
+        for w in waiters:
+            w.cancel()
+    finally:
+        await broker.aclose()
+        await raw.config_set("notify-keyspace-events", "")
+        await raw.aclose()
+
+
+async def test_result_waits_without_events_fall_back_to_the_callers_poll(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    server = redis_factory(keyspace_events="")
+    broker = await open_redis_broker(BrokerOptions(url=server.url))
+    assert isinstance(broker, RedisBroker)
+    try:
+        assert broker.result_wake_mode is WakeMode.POLLING
+        assert await broker.wait_for_result("results:req:t:x", 0.05) is False
+    finally:
+        await broker.aclose()

@@ -31,6 +31,7 @@ SCRIPT_NAMES = (
     "release",
     "renew",
     "retry",
+    "revive",
 )
 
 

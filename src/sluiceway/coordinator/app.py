@@ -1,0 +1,387 @@
+"""The coordinator's HTTP front door (Starlette): one handler per route, each a few steps.
+
+- any path, mode header absent: forwarded untouched (headers included) to the gateway;
+- ``passthrough``: classified against quota, stamped, streamed from the gateway;
+- ``wait``: queued, the connection held until the result (or the wait cap: 202; the
+  deadline: 504); a client that leaves cancels its request;
+- ``enqueue``: queued, ``202 {"id", "status": "pending"}``;
+- ``GET`` / ``DELETE /v1/requests/{id}``, ``GET /v1/models``, ``/healthz``, ``/readyz``,
+  ``/metrics``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from sluiceway.broker.base import Broker
+from sluiceway.clock import Clock
+from sluiceway.config.coordinator import AsyncBrokerParams
+from sluiceway.coordinator.answers import (
+    JSON,
+    CoordinatorAnswer,
+    RequestRejected,
+    answer_for_record,
+    pending_answer,
+    rejected_answer,
+)
+from sluiceway.coordinator.gateway import Gateway, GatewayUnavailable
+from sluiceway.coordinator.identity import Identity
+from sluiceway.coordinator.intake import (
+    AsyncMode,
+    RequestBody,
+    mode_of,
+    read_body,
+    request_id_of,
+    timeout_of,
+)
+from sluiceway.coordinator.mailbox import Lookup, Mailboxes, MailboxState, QueuedRequest
+from sluiceway.coordinator.metrics import CoordinatorMetrics
+from sluiceway.coordinator.passthrough import QuotaKeeper, stamped_headers
+from sluiceway.coordinator.responses import HeldResponse, RelayResponse
+from sluiceway.coordinator.routes import TenantRoutes
+from sluiceway.errors import BrokerError
+from sluiceway.wire import ErrorCode
+from sluiceway.wire.api_errors import error_body
+
+__all__ = ["Coordinator", "CoordinatorParts"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_BODY_BYTES: Final = 10 * 1024 * 1024
+_ID: Final = re.compile(r"^[a-zA-Z0-9-]{1,128}$")
+_PING_TIMEOUT: Final = 3.0
+
+
+@dataclass(frozen=True)
+class CoordinatorParts:
+    """What a coordinator runs on: its broker, quota counters, gateway and clock."""
+
+    broker: Broker
+    gateway: Gateway
+    clock: Clock
+    mailboxes: Mailboxes
+    quota: QuotaKeeper
+
+
+def _answer(answer: CoordinatorAnswer) -> Response:
+    return Response(answer.body, answer.status, headers=answer.headers, media_type=JSON)
+
+
+def _target(request: Request) -> str:
+    query = request.url.query
+    return request.url.path + (f"?{query}" if query else "")
+
+
+class Coordinator:
+    """Request handling of one coordinator; :meth:`app` is its ASGI application."""
+
+    def __init__(
+        self,
+        params: AsyncBrokerParams,
+        parts: CoordinatorParts,
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        self._params = params
+        self._parts = parts
+        self._routes = TenantRoutes(params)
+        self._identity = Identity(tenant_header=params.tenant_header, api_keys=params.api_keys)
+        self._max_body = max_body_bytes
+        self.metrics = CoordinatorMetrics()
+        self._draining = asyncio.Event()
+
+    @property
+    def draining(self) -> bool:
+        return self._draining.is_set()
+
+    def begin_drain(self) -> None:
+        """Stop holding: held wait-mode connections answer 202 (fetch by id later) at once,
+        and ``/readyz`` turns 503 so balancers stop sending."""
+        self._draining.set()
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/healthz", self._healthz),
+                Route("/readyz", self._readyz),
+                Route("/metrics", self._metrics),
+                Route("/v1/models", self._guarded(self._models), methods=["GET"]),
+                Route("/v1/requests/{id}", self._guarded(self._fetch), methods=["GET"]),
+                Route("/v1/requests/{id}", self._guarded(self._delete), methods=["DELETE"]),
+                Route("/{path:path}", self._guarded(self._handle), methods=_METHODS),
+            ]
+        )
+
+    def _guarded(
+        self, handler: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestRejected as exc:
+                self.metrics.answered("rejected", exc.status)
+                return _answer(rejected_answer(exc))
+
+        return guarded
+
+    # -- the main route ------------------------------------------------------------------
+
+    async def _handle(self, request: Request) -> Response:
+        mode = mode_of(request.headers.get(self._params.mode_header))
+        raw = await self._body(request)
+        if mode is None:
+            return await self._forward_untouched(request, raw)
+        tenant = self._identity.tenant(request.headers)
+        body = read_body(raw, mode, self._routes)
+        if mode is AsyncMode.PASSTHROUGH:
+            return await self._passthrough(request, raw, body, tenant)
+        return await self._queued(request, body, mode, tenant)
+
+    async def _body(self, request: Request) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._max_body:
+            raise _too_large(self._max_body)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self._max_body:
+                raise _too_large(self._max_body)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _forward_untouched(self, request: Request, raw: bytes) -> Response:
+        headers = list(request.headers.items())
+        if self._identity.uses_keys:  # keys guard every route, mode header or not
+            self._identity.tenant(request.headers)
+            headers = [(k, v) for k, v in headers if k not in _KEY_HEADERS]
+        return await self._relay(request, raw, headers, on_close=_nothing, mode="untouched")
+
+    async def _passthrough(
+        self, request: Request, raw: bytes, body: RequestBody, tenant: str
+    ) -> Response:
+        placement = self._routes.place(model=body.model, tenant=tenant)
+        quota = self._parts.quota
+        hold = await quota.take(tenant)
+        headers = stamped_headers(
+            list(request.headers.items()),
+            params=self._params,
+            routes=self._routes,
+            tier=placement.tier,
+            tenant=tenant,
+            hold=hold,
+            drop=_KEY_HEADERS if self._identity.uses_keys else frozenset(),
+        )
+        keeper = quota.keeper_task(hold)
+
+        async def close() -> None:
+            if keeper is not None:
+                keeper.cancel()
+                await asyncio.gather(keeper, return_exceptions=True)
+            await quota.give_back(hold)
+
+        return await self._relay(request, raw, headers, on_close=close, mode="passthrough")
+
+    async def _relay(
+        self,
+        request: Request,
+        raw: bytes,
+        headers: list[tuple[str, str]],
+        *,
+        on_close: Callable[[], Awaitable[None]],
+        mode: str,
+    ) -> Response:
+        try:
+            reply = await self._parts.gateway.open(request.method, _target(request), headers, raw)
+        except GatewayUnavailable as exc:
+            await on_close()
+            log.warning("%s", exc)
+            raise RequestRejected(502, "upstream_unreachable", str(exc)) from None
+        self.metrics.answered(mode, reply.status)
+        return RelayResponse(reply, on_close)
+
+    async def _queued(
+        self, request: Request, body: RequestBody, mode: AsyncMode, tenant: str
+    ) -> Response:
+        request_id, given = request_id_of(request.headers)
+        queued = self._queued_request(request, body, mode, tenant, request_id)
+        try:
+            found = await self._parts.mailboxes.attach_or_submit(queued, reattach=given)
+        except BrokerError as exc:
+            log.warning("enqueue of %s failed: %s", request_id, exc)
+            raise RequestRejected(503, "ENQUEUE_FAILED", f"could not queue: {exc}") from None
+        if mode is AsyncMode.ENQUEUE:
+            self.metrics.answered("enqueue", 202)
+            return _answer(pending_answer(request_id))
+        if found.state is MailboxState.READY and found.record is not None:
+            return await self._deliver(tenant, request_id, found.record, mode="wait")
+        return self._held(tenant, request_id, deadline=queued.deadline)
+
+    def _queued_request(
+        self, request: Request, body: RequestBody, mode: AsyncMode, tenant: str, rid: str
+    ) -> QueuedRequest:
+        placement = self._routes.place(model=body.model, tenant=tenant)
+        if not placement.queue:
+            raise RequestRejected(400, "no_queue", f"tenant {tenant!r} is served live only")
+        timeout = timeout_of(request.headers.get(self._params.timeout_header), mode, self._params)
+        metadata = {self._params.quota.attribute: tenant}
+        if traceparent := request.headers.get("traceparent"):
+            metadata["traceparent"] = traceparent
+        forwarded = {
+            name: value
+            for name in self._params.forward_headers
+            if (value := request.headers.get(name)) is not None
+        }
+        return QueuedRequest(
+            tenant=tenant,
+            request_id=rid,
+            queue=placement.queue,
+            payload=body.doc,
+            deadline=self._parts.clock.now() + timeout,
+            endpoint=request.url.path,
+            metadata=metadata,
+            headers=forwarded,
+        )
+
+    def _held(self, tenant: str, request_id: str, *, deadline: float) -> Response:
+        cap = self._params.wait_cap_seconds
+        now = self._parts.clock.now()
+        until = deadline if cap is None else min(deadline, now + cap)
+        mailboxes = self._parts.mailboxes
+        self.metrics.held.inc()
+
+        async def hold() -> CoordinatorAnswer:
+            try:
+                record = await _until_set(
+                    mailboxes.hold(tenant, request_id, until=until), self._draining
+                )
+                if record is None and self.draining:
+                    return pending_answer(request_id)
+                if record is not None:
+                    await mailboxes.delivered(tenant, request_id)
+                    self.metrics.answered("wait", answer_for_record(record).status)
+                    return answer_for_record(record)
+            except BrokerError as exc:
+                return _lookup_failed(exc)
+            finally:
+                self.metrics.held.dec()
+            if until < deadline:  # the wait cap: still fetchable later
+                self.metrics.answered("wait", 202)
+                return pending_answer(request_id)
+            self.metrics.answered("wait", 504)
+            return CoordinatorAnswer(
+                504, error_body("deadline exceeded", type="server_error", code=_DEADLINE)
+            )
+
+        async def left() -> None:
+            self.metrics.answered("wait", 499)
+            try:
+                await mailboxes.cancel(tenant, request_id)
+            except BrokerError as exc:
+                log.warning("cancel of %s after a disconnect failed: %s", request_id, exc)
+
+        return HeldResponse(hold, left)
+
+    async def _deliver(self, tenant: str, request_id: str, record: str, *, mode: str) -> Response:
+        answer = answer_for_record(record)
+        await self._parts.mailboxes.delivered(tenant, request_id)
+        self.metrics.answered(mode, answer.status)
+        return _answer(answer)
+
+    # -- result routes -------------------------------------------------------------------
+
+    def _id_of(self, request: Request) -> tuple[str, str]:
+        tenant = self._identity.tenant(request.headers)
+        request_id = request.path_params["id"]
+        if not _ID.match(request_id):
+            raise RequestRejected(400, "invalid_request_id", "malformed request id")
+        return tenant, request_id
+
+    async def _fetch(self, request: Request) -> Response:
+        tenant, request_id = self._id_of(request)
+        try:
+            found: Lookup = await self._parts.mailboxes.lookup(tenant, request_id)
+            if found.state is MailboxState.READY and found.record is not None:
+                return await self._deliver(tenant, request_id, found.record, mode="fetch")
+        except BrokerError as exc:
+            return _answer(_lookup_failed(exc))
+        if found.state is MailboxState.PENDING:
+            return _answer(pending_answer(request_id))
+        raise RequestRejected(410, "UNKNOWN_REQUEST", f"request {request_id} is unknown or gone")
+
+    async def _delete(self, request: Request) -> Response:
+        tenant, request_id = self._id_of(request)
+        try:
+            await self._parts.mailboxes.delete(tenant, request_id)
+        except BrokerError as exc:
+            raise RequestRejected(500, "DELETE_FAILED", str(exc)) from None
+        return Response(status_code=204)
+
+    async def _models(self, request: Request) -> Response:
+        if self._identity.uses_keys:
+            self._identity.tenant(request.headers)
+        models = self._routes.models
+        if not models:  # every model is served: the gateway's own list
+            return await self._forward_untouched(request, b"")
+        data = [{"id": m, "object": "model", "owned_by": "llm-d-async"} for m in models]
+        return JSONResponse({"object": "list", "data": data})
+
+    # -- health --------------------------------------------------------------------------
+
+    async def _healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def _readyz(self, request: Request) -> Response:
+        if self.draining:
+            return JSONResponse({"status": "draining"}, status_code=503)
+        try:
+            await asyncio.wait_for(self._parts.broker.ping(), _PING_TIMEOUT)
+        except Exception as exc:
+            return JSONResponse({"status": "not ready", "error": str(exc)}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    async def _metrics(self, request: Request) -> Response:
+        return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+_METHODS: Final = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+_KEY_HEADERS: Final = frozenset({"authorization", "x-api-key"})
+_DEADLINE: Final = str(ErrorCode.DEADLINE_EXCEEDED)
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _until_set(work: Awaitable[str | None], event: asyncio.Event) -> str | None:
+    """``work``'s result, or None once ``event`` is set first."""
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not task.done():
+            task.cancel()
+        await asyncio.gather(task, stop, return_exceptions=True)
+    return None if task.cancelled() else task.result()
+
+
+def _too_large(limit: int) -> RequestRejected:
+    return RequestRejected(413, "body_too_large", f"request body over {limit} bytes")
+
+
+def _lookup_failed(exc: BrokerError) -> CoordinatorAnswer:
+    log.warning("result lookup failed: %s", exc)
+    return CoordinatorAnswer(500, error_body(str(exc), type="server_error", code="LOOKUP_FAILED"))

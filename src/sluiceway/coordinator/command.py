@@ -1,0 +1,102 @@
+"""``sluiceway coordinator``: the HTTP front door (passthrough, wait, enqueue)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sluiceway.clock import Clock
+from sluiceway.errors import SluicewayError
+from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
+_MIB = 1024 * 1024
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``coordinator``."""
+    app.command("coordinator")(coordinator)
+
+
+@dataclass(frozen=True)
+class _Serving:
+    host: str
+    port: int
+    max_body_bytes: int
+    drain_timeout: float
+    ports_file: Path | None
+
+
+def coordinator(
+    config: Annotated[
+        Path, typer.Option("--config", help="Coordinator config file (YAML or JSON).")
+    ],
+    port: Port = 8080,
+    host: Annotated[str, typer.Option("--host", help="Address to bind. [default: 127.0.0.1]")] = (
+        "127.0.0.1"
+    ),
+    max_body_bytes: Annotated[
+        int, typer.Option("--max-body-bytes", min=1, help="Largest request body; 413 above.")
+    ] = 10 * _MIB,
+    drain_timeout: Annotated[
+        float, typer.Option("--drain-timeout", min=0, help="Wall seconds streams get on SIGTERM.")
+    ] = 25.0,
+    time_scale: TimeScale = 1.0,
+    time_anchor: TimeAnchor = None,
+    ports_file: PortsFile = None,
+) -> None:
+    """Serve the coordinator that CONFIG describes."""
+    from sluiceway.config.coordinator import load_coordinator_config
+    from sluiceway.config.documents import read_document
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    serving = _Serving(host, port, max_body_bytes, drain_timeout, ports_file)
+    try:
+        loaded = load_coordinator_config(read_document(config))
+        for warning in loaded.warnings:
+            log.warning("%s: %s", config, warning)
+        asyncio.run(_run(loaded.value, make_clock(time_scale, time_anchor), serving))
+    except SluicewayError as exc:
+        typer.echo(f"error: {config}: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+async def _run(config: object, clock: Clock, serving: _Serving) -> None:
+    from sluiceway.config.coordinator import CoordinatorConfig
+    from sluiceway.coordinator.server import open_coordinator
+    from sluiceway.ports import PortAnnouncer
+    from sluiceway.serving import start_server
+
+    assert isinstance(config, CoordinatorConfig)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    async with open_coordinator(
+        config, clock=clock, max_body_bytes=serving.max_body_bytes
+    ) as front:
+        server = await start_server(
+            front.app(),
+            name="coordinator",
+            host=serving.host,
+            port=serving.port,
+            announcer=PortAnnouncer(serving.ports_file),
+            graceful_timeout=serving.drain_timeout,
+        )
+        await stop.wait()
+        log.info(
+            "stop requested: held connections answered 202, streams get %.0f s",
+            serving.drain_timeout,
+        )
+        front.begin_drain()
+        await server.stop()

@@ -1,0 +1,100 @@
+"""From a coordinator config file to a serving coordinator.
+
+``redis_url`` names the broker the processor reads: ``redis://`` / ``rediss://`` (the
+``redis-sortedset`` transport), and, as sluiceway additions, ``memory://`` (in-process, for the
+demo and tests) and ``sqlite:///PATH``. The quota counters are the default quota store of that
+transport, the same the processor's quota gate uses, so both count the same slots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from sluiceway.broker import open_broker
+from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.broker.quota_stores import open_quota_stores
+from sluiceway.clock import Clock
+from sluiceway.config.coordinator import AsyncBrokerParams, CoordinatorConfig
+from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, CoordinatorParts
+from sluiceway.coordinator.gateway import Gateway, HttpGateway
+from sluiceway.coordinator.mailbox import Mailboxes, wake_plan
+from sluiceway.coordinator.passthrough import QuotaKeeper
+from sluiceway.errors import ConfigError
+from sluiceway.gates.quota_store import QuotaStore
+
+__all__ = ["build_coordinator", "open_coordinator", "transport_of"]
+
+_SCHEMES = {
+    "redis://": "redis-sortedset",
+    "rediss://": "redis-sortedset",
+    "memory://": "memory",
+    "sqlite://": "sqlite",
+}
+
+
+def transport_of(url: str) -> str:
+    """The broker transport a coordinator ``redis_url`` names."""
+    for scheme, transport in _SCHEMES.items():
+        if url.startswith(scheme):
+            return transport
+    raise ConfigError(
+        f"{url!r}: use redis://, rediss://, memory:// or sqlite:///PATH", field="redis_url"
+    )
+
+
+def build_coordinator(
+    params: AsyncBrokerParams,
+    *,
+    broker: Broker,
+    quota_store: QuotaStore | None,
+    gateway: Gateway,
+    clock: Clock,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> Coordinator:
+    """A coordinator over parts the caller owns (the demo shares them with a processor)."""
+    mailboxes = Mailboxes(
+        broker,
+        clock=clock,
+        wake=wake_plan(broker, params.wakeup_mode),
+        fetch_grace=float(params.fetch_grace_seconds),
+    )
+    parts = CoordinatorParts(
+        broker=broker,
+        gateway=gateway,
+        clock=clock,
+        mailboxes=mailboxes,
+        quota=QuotaKeeper(quota_store, params, clock=clock),
+    )
+    return Coordinator(params, parts, max_body_bytes=max_body_bytes)
+
+
+@contextlib.asynccontextmanager
+async def open_coordinator(
+    config: CoordinatorConfig, *, clock: Clock, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> AsyncIterator[Coordinator]:
+    """Open the broker, quota store and gateway of ``config``; close them on exit."""
+    params = config.broker
+    if not config.upstream_url:
+        raise ConfigError("no passthrough target", field="gateway.address")
+    transport = transport_of(params.redis_url)
+    options = BrokerOptions(url=_broker_url(params.redis_url, transport), time_scale=clock.scale)
+    broker = await open_broker(transport, options)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(broker.aclose)
+        stores = await open_quota_stores(transport, broker, options)
+        stack.push_async_callback(stores.aclose)
+        gateway = HttpGateway(config.upstream_url, timeout=float(config.gateway.timeout))
+        stack.push_async_callback(gateway.aclose)
+        yield build_coordinator(
+            params,
+            broker=broker,
+            quota_store=stores(""),
+            gateway=gateway,
+            clock=clock,
+            max_body_bytes=max_body_bytes,
+        )
+
+
+def _broker_url(url: str, transport: str) -> str | None:
+    return None if transport == "memory" else url

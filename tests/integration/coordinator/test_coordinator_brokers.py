@@ -1,0 +1,89 @@
+"""The coordinator on Redis (notify and poll wake-ups) and SQLite, with a processor draining."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import openai
+import pytest
+import redis.asyncio as aioredis
+from coordinator_rig import running_front
+
+from sluiceway.broker import open_broker
+from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.broker.quota_stores import open_quota_stores
+from sluiceway.broker.redis import RedisBroker
+from sluiceway.broker.wakeup import WakeMode
+from sluiceway.gates.quota_store import QuotaStore
+from sluiceway.localservices import RedisServer
+
+MODEL = "sim-model"
+
+
+@contextlib.asynccontextmanager
+async def backend(transport: str, url: str) -> AsyncIterator[tuple[Broker, QuotaStore]]:
+    options = BrokerOptions(url=url)
+    broker = await open_broker(transport, options)
+    stores = await open_quota_stores(transport, broker, options)
+    try:
+        yield broker, stores("")
+    finally:
+        await stores.aclose()
+        await broker.aclose()
+
+
+async def wait_for_answers(url: str, tenant: str, count: int) -> list[int]:
+    headers = {"x-llm-d-tenant": tenant, "x-llm-d-async-mode": "wait"}
+    tokens = []
+    async with openai.AsyncOpenAI(
+        base_url=f"{url}/v1", api_key="-", max_retries=0, default_headers=headers
+    ) as waiting:
+        for i in range(count):
+            reply = await waiting.completions.create(model=MODEL, prompt=f"p{i}", max_tokens=2)
+            assert reply.usage is not None
+            tokens.append(reply.usage.completion_tokens)
+    return tokens
+
+
+@pytest.mark.redis
+async def test_on_redis_with_keyspace_events_held_connections_are_woken(
+    redis_server: RedisServer,
+) -> None:
+    async with backend("redis-sortedset", redis_server.url) as (broker, store):
+        assert isinstance(broker, RedisBroker)
+        assert broker.result_wake_mode is WakeMode.EVENTS
+        async with running_front(broker=broker, quota_store=store, wakeup_mode="notify") as front:
+            assert await wait_for_answers(front.url, "premium", 3) == [2, 2, 2]
+            raw = aioredis.Redis.from_url(redis_server.url)
+            try:
+                # one subscriber connection serves every held connection
+                assert len(await raw.client_list(_type="pubsub")) == 1
+                assert await raw.get("quota:team:premium") in (b"0", None)
+            finally:
+                await raw.aclose()
+
+
+@pytest.mark.redis
+async def test_notify_without_events_fails_at_start_and_auto_polls(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    from sluiceway.errors import ConfigError
+
+    server = redis_factory(keyspace_events="")
+    async with backend("redis-sortedset", server.url) as (broker, store):
+        with pytest.raises(ConfigError) as err:
+            async with running_front(broker=broker, quota_store=store, wakeup_mode="notify"):
+                pass
+        assert err.value.field == "wakeup_mode"
+        async with running_front(broker=broker, quota_store=store, wakeup_mode="auto") as front:
+            assert await wait_for_answers(front.url, "standard", 2) == [2, 2]
+
+
+async def test_on_sqlite(tmp_path: Path) -> None:
+    async with (
+        backend("sqlite", str(tmp_path / "q.db")) as (broker, store),
+        running_front(broker=broker, quota_store=store) as front,
+    ):
+        assert await wait_for_answers(front.url, "batch", 2) == [2, 2]

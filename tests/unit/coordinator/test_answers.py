@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sluiceway.coordinator.answers import (
+    RequestRejected,
+    answer_for_record,
+    is_cancelled_tombstone,
+    pending_answer,
+    rejected_answer,
+)
+from sluiceway.wire import ErrorCode, ResultRecord
+
+
+def test_an_http_result_is_mirrored() -> None:
+    record = ResultRecord.ok("t:a", 201, '{"ok": true}').encode()
+    answer = answer_for_record(record)
+    assert (answer.status, answer.body) == (201, b'{"ok": true}')
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        (ErrorCode.GATE_DROPPED, 429),
+        (ErrorCode.DEADLINE_EXCEEDED, 504),
+        (ErrorCode.INVALID_REQUEST, 400),
+        (ErrorCode.CANCELLED, 499),
+        (ErrorCode.INFERENCE_ERROR, 502),
+        (ErrorCode.GATE_ERROR, 502),
+    ],
+)
+def test_a_failure_maps_by_its_code_into_the_openai_envelope(code: ErrorCode, status: int) -> None:
+    answer = answer_for_record(ResultRecord.error("t:a", code).encode())
+    assert answer.status == status
+    error = json.loads(answer.body)["error"]
+    assert error["code"] == str(code)
+    assert error["message"]
+
+
+@pytest.mark.parametrize("raw", ['{"id": "a", "status_code": 700, "payload": ""}', "not json"])
+def test_a_malformed_result_is_502(raw: str) -> None:
+    answer = answer_for_record(raw)
+    assert answer.status == 502
+    assert json.loads(answer.body)["error"]["code"] == "MALFORMED_RESULT"
+
+
+def test_pending_echoes_the_id() -> None:
+    answer = pending_answer("abc")
+    assert answer.status == 202
+    assert json.loads(answer.body) == {"id": "abc", "status": "pending"}
+    assert answer.headers == {"x-request-id": "abc"}
+
+
+def test_rejections_carry_status_type_and_code() -> None:
+    answer = rejected_answer(RequestRejected(401, "invalid_api_key", "no key"))
+    assert answer.status == 401
+    assert json.loads(answer.body) == {
+        "error": {"message": "no key", "type": "authentication_error", "code": "invalid_api_key"}
+    }
+
+
+def test_only_a_cancelled_record_is_a_tombstone() -> None:
+    assert is_cancelled_tombstone(ResultRecord.error("a", ErrorCode.CANCELLED).encode())
+    assert not is_cancelled_tombstone(ResultRecord.ok("a", 200, "{}").encode())
+    assert not is_cancelled_tombstone("garbage")

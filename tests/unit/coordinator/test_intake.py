@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sluiceway.config.coordinator import AsyncBrokerParams
+from sluiceway.coordinator.answers import RequestRejected
+from sluiceway.coordinator.intake import (
+    AsyncMode,
+    mode_of,
+    read_body,
+    request_id_of,
+    timeout_of,
+)
+from sluiceway.coordinator.routes import TenantRoutes
+
+PARAMS = AsyncBrokerParams.model_validate(
+    {"redis_url": "memory://", "timeouts": {"wait": {"default_seconds": 300, "max_seconds": 600}}}
+)
+ROUTES = TenantRoutes(PARAMS)
+
+
+def rejected(fn: object, *args: object) -> RequestRejected:
+    with pytest.raises(RequestRejected) as err:
+        fn(*args)  # type: ignore[operator]
+    return err.value
+
+
+def test_modes() -> None:
+    assert mode_of(None) is None
+    assert mode_of(" Wait ") is AsyncMode.WAIT
+    assert rejected(mode_of, "later").status == 400
+
+
+def test_a_body_names_its_model() -> None:
+    body = read_body(json.dumps({"model": "m", "prompt": "p"}).encode(), AsyncMode.WAIT, ROUTES)
+    assert (body.model, body.stream) == ("m", False)
+
+
+@pytest.mark.parametrize(
+    ("raw", "mode", "code"),
+    [
+        (b"{not json", AsyncMode.WAIT, "invalid_json"),
+        (b"[1]", AsyncMode.WAIT, "invalid_json"),
+        (b'{"model": "m", "stream": true}', AsyncMode.ENQUEUE, "stream_unsupported"),
+        (b'{"prompt": "p"}', AsyncMode.PASSTHROUGH, "missing_model"),
+    ],
+)
+def test_bad_bodies_are_400(raw: bytes, mode: AsyncMode, code: str) -> None:
+    err = rejected(read_body, raw, mode, ROUTES)
+    assert (err.status, err.code) == (400, code)
+
+
+def test_stream_is_fine_in_passthrough() -> None:
+    assert read_body(b'{"model": "m", "stream": true}', AsyncMode.PASSTHROUGH, ROUTES).stream
+
+
+def test_an_unserved_model_is_404() -> None:
+    routes = TenantRoutes(
+        AsyncBrokerParams.model_validate({"redis_url": "memory://", "routes": [{"model": "a"}]})
+    )
+    err = rejected(read_body, b'{"model": "b"}', AsyncMode.WAIT, routes)
+    assert (err.status, err.code) == (404, "model_not_found")
+
+
+def test_request_ids_are_validated_or_minted() -> None:
+    assert request_id_of({"x-request-id": "abc-123"}) == ("abc-123", True)
+    minted, given = request_id_of({})
+    assert not given and len(minted) == 36
+    assert rejected(request_id_of, {"x-request-id": "a b"}).status == 400
+    assert rejected(request_id_of, {"x-request-id": "x" * 129}).status == 400
+
+
+def test_timeouts_default_and_clamp() -> None:
+    assert timeout_of(None, AsyncMode.WAIT, PARAMS) == 300
+    assert timeout_of("900", AsyncMode.WAIT, PARAMS) == 600
+    assert timeout_of("20", AsyncMode.WAIT, PARAMS) == 20
+    assert timeout_of(None, AsyncMode.ENQUEUE, PARAMS) == 3600
+    assert timeout_of("99999", AsyncMode.ENQUEUE, PARAMS) == 99999
+    assert rejected(timeout_of, "0", AsyncMode.WAIT, PARAMS).status == 400
+    assert rejected(timeout_of, "1.5", AsyncMode.WAIT, PARAMS).status == 400
