@@ -35,8 +35,8 @@ from sluiceway.coordinator.answers import (
     pending_answer,
     rejected_answer,
 )
-from sluiceway.coordinator.gateway import Gateway, GatewayUnavailable
-from sluiceway.coordinator.identity import Identity
+from sluiceway.coordinator.gateway import GatewayClient, GatewayUnavailable
+from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.coordinator.intake import (
     AsyncMode,
     RequestBody,
@@ -68,7 +68,7 @@ class CoordinatorParts:
     """What a coordinator runs on: its broker, quota counters, gateway and clock."""
 
     broker: Broker
-    gateway: Gateway
+    gateway: GatewayClient
     clock: Clock
     mailboxes: Mailboxes
     quota: QuotaKeeper
@@ -96,7 +96,9 @@ class Coordinator:
         self._params = params
         self._parts = parts
         self._routes = TenantRoutes(params)
-        self._identity = Identity(tenant_header=params.tenant_header, api_keys=params.api_keys)
+        self._identity = TenantIdentity(
+            tenant_header=params.tenant_header, api_keys=params.api_keys
+        )
         self._max_body = max_body_bytes
         self.metrics = CoordinatorMetrics()
         self._draining = asyncio.Event()

@@ -1,6 +1,6 @@
 """Where passthrough requests go: the router (or a model server) behind the coordinator.
 
-:class:`Gateway` is the seam: :class:`HttpGateway` calls it over HTTP with keep-alive
+:class:`GatewayClient` is the seam: :class:`HttpGatewayClient` calls it over HTTP with keep-alive
 connections (aiohttp); a process that also runs the router can hand in an in-process upstream
 instead, so passthrough costs no loopback hop. A reply streams: its first chunk is forwarded
 before the upstream has finished, and closing it early aborts the upstream call, so a model
@@ -18,7 +18,7 @@ from starlette.types import ASGIApp
 
 from sluiceway.errors import SluicewayError
 
-__all__ = ["HOP_BY_HOP", "Gateway", "GatewayReply", "GatewayUnavailable", "HttpGateway"]
+__all__ = ["HOP_BY_HOP", "GatewayClient", "GatewayReply", "GatewayUnavailable", "HttpGatewayClient"]
 
 # Headers that describe one connection, not the message (RFC 9110 7.6.1), plus the ones the
 # HTTP client sets itself.
@@ -55,7 +55,7 @@ class GatewayReply(Protocol):
     async def aclose(self) -> None: ...
 
 
-class Gateway(Protocol):
+class GatewayClient(Protocol):
     async def open(
         self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
     ) -> GatewayReply:
@@ -81,8 +81,8 @@ class _AiohttpReply:
             self._response.close()
 
 
-class HttpGateway:
-    """An :class:`Gateway` at ``base_url`` over one keep-alive connection pool."""
+class HttpGatewayClient:
+    """An :class:`GatewayClient` at ``base_url`` over one keep-alive connection pool."""
 
     def __init__(self, base_url: str, *, timeout: float) -> None:
         self._base = base_url.rstrip("/")
@@ -148,8 +148,8 @@ class _AsgiReply:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
-class AsgiGateway:
-    """A :class:`Gateway` that calls an ASGI app (the router) in this process: no loopback
+class InProcessGateway:
+    """A :class:`GatewayClient` that calls an ASGI app (the router) in this process: no loopback
     hop, the same streaming and the same disconnect semantics as over HTTP."""
 
     def __init__(self, app: ASGIApp) -> None:

@@ -13,13 +13,13 @@ from typing import Final
 
 from sluiceway.coordinator.answers import RequestRejected
 
-__all__ = ["DEFAULT_TENANT", "Identity"]
+__all__ = ["DEFAULT_TENANT", "TenantIdentity"]
 
 DEFAULT_TENANT: Final = "default"
 _BEARER: Final = "bearer "
 
 
-class Identity:
+class TenantIdentity:
     """Resolves the tenant of a request from its headers (lower-case names)."""
 
     def __init__(self, *, tenant_header: str, api_keys: Mapping[str, str]) -> None:

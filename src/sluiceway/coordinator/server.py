@@ -17,7 +17,7 @@ from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams, CoordinatorConfig
 from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, CoordinatorParts
-from sluiceway.coordinator.gateway import Gateway, HttpGateway
+from sluiceway.coordinator.gateway import GatewayClient, HttpGatewayClient
 from sluiceway.coordinator.mailbox import Mailboxes, wake_plan
 from sluiceway.coordinator.passthrough import QuotaKeeper
 from sluiceway.errors import ConfigError
@@ -48,7 +48,7 @@ def build_coordinator(
     *,
     broker: Broker,
     quota_store: QuotaStore | None,
-    gateway: Gateway,
+    gateway: GatewayClient,
     clock: Clock,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> Coordinator:
@@ -84,7 +84,7 @@ async def open_coordinator(
         stack.push_async_callback(broker.aclose)
         stores = await open_quota_stores(transport, broker, options)
         stack.push_async_callback(stores.aclose)
-        gateway = HttpGateway(config.upstream_url, timeout=float(config.gateway.timeout))
+        gateway = HttpGatewayClient(config.upstream_url, timeout=float(config.gateway.timeout))
         stack.push_async_callback(gateway.aclose)
         yield build_coordinator(
             params,

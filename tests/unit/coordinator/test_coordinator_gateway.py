@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from sluiceway.coordinator.gateway import AsgiGateway, GatewayUnavailable
+from sluiceway.coordinator.gateway import GatewayUnavailable, InProcessGateway
 
 
 def app(events: list[str], release: asyncio.Event) -> Starlette:
@@ -38,7 +38,7 @@ def app(events: list[str], release: asyncio.Event) -> Starlette:
 
 
 async def test_a_request_reaches_the_app_and_its_answer_comes_back() -> None:
-    gateway = AsgiGateway(app([], asyncio.Event()))
+    gateway = InProcessGateway(app([], asyncio.Event()))
     reply = await gateway.open("POST", "/echo?a=1", [("x-mine", "yes"), ("host", "x")], b"hi")
     body = b"".join([c async for c in reply.chunks()])
     await reply.aclose()
@@ -49,7 +49,7 @@ async def test_a_request_reaches_the_app_and_its_answer_comes_back() -> None:
 
 async def test_the_first_chunk_arrives_before_the_app_finishes() -> None:
     release = asyncio.Event()
-    gateway = AsgiGateway(app([], release))
+    gateway = InProcessGateway(app([], release))
     reply = await gateway.open("GET", "/stream", [], b"")
     chunks = reply.chunks()
     assert await anext(chunks) == b"first"
@@ -60,7 +60,7 @@ async def test_the_first_chunk_arrives_before_the_app_finishes() -> None:
 
 async def test_closing_early_aborts_the_app() -> None:
     events: list[str] = []
-    gateway = AsgiGateway(app(events, asyncio.Event()))
+    gateway = InProcessGateway(app(events, asyncio.Event()))
     reply = await gateway.open("GET", "/stream", [], b"")
     assert await anext(reply.chunks()) == b"first"
     await reply.aclose()
@@ -72,4 +72,4 @@ async def test_an_app_that_answers_nothing_is_unavailable() -> None:
         return None
 
     with pytest.raises(GatewayUnavailable):
-        await AsgiGateway(silent).open("GET", "/", [], b"")  # type: ignore[arg-type]
+        await InProcessGateway(silent).open("GET", "/", [], b"")  # type: ignore[arg-type]
