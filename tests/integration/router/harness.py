@@ -114,3 +114,36 @@ def fc_config(
         eviction=str(eviction).lower(),
         band_max=band_max,
     )
+
+
+async def until(cond: Any, *, limit: float = 10.0, what: str = "condition") -> None:
+    """Wait for a state check to hold (checked every few milliseconds), or fail."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.002)
+
+
+def queued(rig: Rig) -> int:
+    controller = rig.gateway.controller
+    assert controller is not None
+    return controller.totals.queued
+
+
+OBJECTIVE = "x-llm-d-inference-objective"
+FAIRNESS = "x-llm-d-inference-fairness-id"
+
+
+def body(max_tokens: int = 1, *, stream: bool = False, prompt: str = "hi") -> dict[str, Any]:
+    return {"model": "sim-model", "prompt": prompt, "max_tokens": max_tokens, "stream": stream}
+
+
+def ident(objective: str | None = None, tenant: str | None = None) -> dict[str, str]:
+    out = {}
+    if objective:
+        out[OBJECTIVE] = objective
+    if tenant:
+        out[FAIRNESS] = tenant
+    return out
