@@ -100,8 +100,10 @@ flowControl:
   defaultRequestTTL: {ttl}
   saturationDetector: {{pluginRef: concurrency-detector}}
   enableEviction: {eviction}
-  defaultPriorityBand: {{fairnessPolicyRef: round-robin-fairness-policy, maxRequests: {band_max}}}
-  defaultNegativePriorityBand: {{fairnessPolicyRef: round-robin-fairness-policy, maxRequests: {band_max}}}
+  defaultPriorityBand:
+    {{fairnessPolicyRef: round-robin-fairness-policy, maxRequests: {band_max}}}
+  defaultNegativePriorityBand:
+    {{fairnessPolicyRef: round-robin-fairness-policy, maxRequests: {band_max}}}
 """
 
 

@@ -34,44 +34,50 @@ async def _post(session: aiohttp.ClientSession, url: str, payload: dict[str, obj
 
 
 async def test_band_full_is_429_at_once() -> None:
-    async with running_router(fc_config(max_concurrency=1, band_max=2), sim=SLOW) as rig:
-        async with aiohttp.ClientSession() as s:
-            blocker = asyncio.create_task(_post(s, rig.url, body(200)))
-            await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
-            waiting = [asyncio.create_task(_post(s, rig.url, body())) for _ in range(2)]
-            await until(lambda: queued(rig) == 2)
-            status, reason, text = await _post(s, rig.url, body())
-            assert (status, reason) == (429, "rejected-saturated")
-            assert '"error"' in text
-            blocker.cancel()
-            assert [r[0] for r in await asyncio.gather(*waiting)] == [200, 200]
+    async with (
+        running_router(fc_config(max_concurrency=1, band_max=2), sim=SLOW) as rig,
+        aiohttp.ClientSession() as s,
+    ):
+        blocker = asyncio.create_task(_post(s, rig.url, body(200)))
+        await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
+        waiting = [asyncio.create_task(_post(s, rig.url, body())) for _ in range(2)]
+        await until(lambda: queued(rig) == 2)
+        status, reason, text = await _post(s, rig.url, body())
+        assert (status, reason) == (429, "rejected-saturated")
+        assert '"error"' in text
+        blocker.cancel()
+        assert [r[0] for r in await asyncio.gather(*waiting)] == [200, 200]
 
 
 async def test_ttl_expiry_is_429_ttl_expired() -> None:
-    async with running_router(fc_config(max_concurrency=1, ttl="10s"), sim=SLOW, scale=20) as rig:
-        async with aiohttp.ClientSession() as s:
-            blocker = asyncio.create_task(_post(s, rig.url, body(600)))
-            await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
-            # The header may only shorten the configured budget.
-            short = await _post(s, rig.url, body(), {"x-llm-d-inference-ttl": "2s"})
-            assert short[:2] == (429, "rejected-ttl-expired")
-            blocker.cancel()
+    async with (
+        running_router(fc_config(max_concurrency=1, ttl="10s"), sim=SLOW, scale=20) as rig,
+        aiohttp.ClientSession() as s,
+    ):
+        blocker = asyncio.create_task(_post(s, rig.url, body(600)))
+        await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
+        # The header may only shorten the configured budget.
+        short = await _post(s, rig.url, body(), {"x-llm-d-inference-ttl": "2s"})
+        assert short[:2] == (429, "rejected-ttl-expired")
+        blocker.cancel()
 
 
 async def test_disconnect_while_queued_frees_the_slot_and_never_reaches_the_model() -> None:
-    async with running_router(fc_config(max_concurrency=1, band_max=1), sim=SLOW) as rig:
-        async with aiohttp.ClientSession() as s:
-            blocker = asyncio.create_task(_post(s, rig.url, body(100)))
-            await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
-            gone = asyncio.create_task(_post(s, rig.url, body(), ident("gone")))
-            await until(lambda: queued(rig) == 1)
-            gone.cancel()
-            await until(lambda: queued(rig) == 0, what="the queue slot freed")
-            # The band holds one request: the freed slot takes a new one at once.
-            after = asyncio.create_task(_post(s, rig.url, body(), ident("after")))
-            await until(lambda: queued(rig) == 1)
-            assert (await blocker)[0] == 200
-            assert (await after)[0] == 200
+    async with (
+        running_router(fc_config(max_concurrency=1, band_max=1), sim=SLOW) as rig,
+        aiohttp.ClientSession() as s,
+    ):
+        blocker = asyncio.create_task(_post(s, rig.url, body(100)))
+        await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
+        gone = asyncio.create_task(_post(s, rig.url, body(), ident("gone")))
+        await until(lambda: queued(rig) == 1)
+        gone.cancel()
+        await until(lambda: queued(rig) == 0, what="the queue slot freed")
+        # The band holds one request: the freed slot takes a new one at once.
+        after = asyncio.create_task(_post(s, rig.url, body(), ident("after")))
+        await until(lambda: queued(rig) == 1)
+        assert (await blocker)[0] == 200
+        assert (await after)[0] == 200
         seen = rig.sim.engines[0].max_running_by_label(OBJECTIVE)
         assert "gone" not in seen and seen.get("after") == 1
 
@@ -105,15 +111,17 @@ async def test_flow_control_off_sheds_only_sheddable_when_saturated() -> None:
 
 
 async def test_metrics_names_and_deprecated_twins() -> None:
-    async with running_router(fc_config(), sim=SLOW, objectives={"hi": 100}) as rig:
-        async with aiohttp.ClientSession() as s:
-            assert (await _post(s, rig.url, body(), ident("hi", "team-a")))[0] == 200
-            async with s.get(rig.url + "/metrics") as r:
-                text = await r.text()
-            async with s.get(rig.url + "/readyz") as r:
-                assert r.status == 200
-            async with s.get(rig.url + "/healthz") as r:
-                assert r.status == 200
+    async with (
+        running_router(fc_config(), sim=SLOW, objectives={"hi": 100}) as rig,
+        aiohttp.ClientSession() as s,
+    ):
+        assert (await _post(s, rig.url, body(), ident("hi", "team-a")))[0] == 200
+        async with s.get(rig.url + "/metrics") as r:
+            text = await r.text()
+        async with s.get(rig.url + "/readyz") as r:
+            assert r.status == 200
+        async with s.get(rig.url + "/healthz") as r:
+            assert r.status == 200
     for prefix in ("llm_d_epp_", "inference_extension_"):
         assert (
             f'{prefix}flow_control_pool_saturation{{inference_pool="sluiceway",stage="effective"}}'

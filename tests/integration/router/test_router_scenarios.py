@@ -128,25 +128,25 @@ async def test_scenario_f_eviction_frees_the_simulator_slot_and_realtime_starts(
 
 async def test_eviction_before_the_first_byte_is_429_evicted() -> None:
     sim = SimConfig(time_to_first_token=0.005, inter_token_latency=0.01, max_num_seqs=4)
-    async with running_router(EVICTION, sim=sim, objectives=GUIDE_OBJECTIVES) as rig:
-        async with aiohttp.ClientSession() as s:
+    async with (
+        running_router(EVICTION, sim=sim, objectives=GUIDE_OBJECTIVES) as rig,
+        aiohttp.ClientSession() as s,
+    ):
 
-            async def plain(objective: str) -> tuple[int, str, str]:
-                payload = body(300)
-                async with s.post(rig.url + "/v1/completions", json=payload,
-                                  headers=ident(objective)) as r:  # fmt: skip
-                    return r.status, r.headers.get(REASON, ""), await r.text()
+        async def plain(objective: str) -> tuple[int, str, str]:
+            payload = body(300)
+            async with s.post(rig.url + "/v1/completions", json=payload,
+                              headers=ident(objective)) as r:  # fmt: skip
+                return r.status, r.headers.get(REASON, ""), await r.text()
 
-            victims = [asyncio.create_task(plain("overflow-batch")) for _ in range(4)]
-            await until(lambda: rig.sim.engines[0].num_running == 4)
-            order: list[str] = []
-            assert await _complete(s, rig.url, ident("reserved-interactive"), order, "rt") == 200
-            done, _ = await asyncio.wait(victims, return_when=asyncio.FIRST_COMPLETED)
-            assert [t.result() for t in done] == [
-                (429, "evicted", "request evicted by flow control")
-            ]
-            for t in victims:
-                t.cancel()
+        victims = [asyncio.create_task(plain("overflow-batch")) for _ in range(4)]
+        await until(lambda: rig.sim.engines[0].num_running == 4)
+        order: list[str] = []
+        assert await _complete(s, rig.url, ident("reserved-interactive"), order, "rt") == 200
+        done, _ = await asyncio.wait(victims, return_when=asyncio.FIRST_COMPLETED)
+        assert [t.result() for t in done] == [(429, "evicted", "request evicted by flow control")]
+        for t in victims:
+            t.cancel()
 
 
 async def test_scenario_g_holdback_keeps_headroom_without_cancelling() -> None:
