@@ -13,7 +13,7 @@ import yaml
 from sluiceway.clock import RealClock
 from sluiceway.config.objectives import load_objectives
 from sluiceway.config.router import load_endpoint_picker_config
-from sluiceway.router import Gateway, ObjectiveTable, RouterSettings, build_router
+from sluiceway.router import Gateway, ObjectiveTable, RouterApp, RouterSettings, build_router
 from sluiceway.router.objectives import select_for_pool
 from sluiceway.router.serve import Listen, serve_router
 from sluiceway.sim import SimConfig, SimPool, running_simulator
@@ -48,9 +48,13 @@ def picker_config(text: str) -> Any:
 class Rig:
     url: str
     sim: SimPool
-    gateway: Gateway
+    app: RouterApp
     clock: RealClock
     stop: asyncio.Event
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.app.gateway
 
     @property
     def base(self) -> str:
@@ -82,7 +86,7 @@ async def running_router(
         )
         url = await asyncio.wait_for(bound, 10)
         try:
-            yield Rig(url, pool, app.gateway, clock, stop)
+            yield Rig(url, pool, app, clock, stop)
         finally:
             stop.set()
             await asyncio.wait_for(task, 30)
