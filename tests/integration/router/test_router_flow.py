@@ -27,8 +27,12 @@ SLOW = SimConfig(
 REASON = "x-llm-d-request-dropped-reason"
 
 
-async def _post(session: aiohttp.ClientSession, url: str, payload: dict[str, object],
-                headers: dict[str, str] | None = None) -> tuple[int, str, str]:  # fmt: skip
+async def _post(
+    session: aiohttp.ClientSession,
+    url: str,
+    payload: dict[str, object],
+    headers: dict[str, str] | None = None,
+) -> tuple[int, str, str]:
     async with session.post(url + "/v1/completions", json=payload, headers=headers or {}) as r:
         return r.status, r.headers.get(REASON, ""), await r.text()
 

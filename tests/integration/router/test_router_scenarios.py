@@ -26,8 +26,14 @@ GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
 REASON = "x-llm-d-request-dropped-reason"
 
 
-async def _complete(s: aiohttp.ClientSession, url: str, headers: dict[str, str],
-                    done: list[str], tag: str, max_tokens: int = 1) -> int:  # fmt: skip
+async def _complete(
+    s: aiohttp.ClientSession,
+    url: str,
+    headers: dict[str, str],
+    done: list[str],
+    tag: str,
+    max_tokens: int = 1,
+) -> int:
     async with s.post(url + "/v1/completions", json=body(max_tokens), headers=headers) as r:
         await r.read()
         done.append(tag)
@@ -42,9 +48,16 @@ async def test_scenario_e_strict_bands_round_robin_fcfs() -> None:
         async with aiohttp.ClientSession() as s:
             blocker = asyncio.create_task(_complete(s, rig.url, {}, order, "blocker", 60))
             await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
-            plan = [("d0", None, "d"), ("a0", None, "a"), ("a1", None, "a"), ("b0", None, "b"),
-                    ("a2", None, "a"), ("b1", None, "b"), ("c0", "realtime", "c"),
-                    ("low", "batch", "a")]  # fmt: skip
+            plan = [
+                ("d0", None, "d"),
+                ("a0", None, "a"),
+                ("a1", None, "a"),
+                ("b0", None, "b"),
+                ("a2", None, "a"),
+                ("b1", None, "b"),
+                ("c0", "realtime", "c"),
+                ("low", "batch", "a"),
+            ]
             tasks = []
             for n, (tag, objective, tenant) in enumerate(plan, start=1):
                 headers = ident(objective, tenant)
@@ -57,8 +70,9 @@ async def test_scenario_e_strict_bands_round_robin_fcfs() -> None:
     assert order == ["blocker", "c0", "d0", "a0", "b0", "a1", "b1", "a2", "low"]
 
 
-async def _stream(s: aiohttp.ClientSession, url: str, objective: str, events: list[bytes],
-                  max_tokens: int = 400) -> tuple[int, str]:  # fmt: skip
+async def _stream(
+    s: aiohttp.ClientSession, url: str, objective: str, events: list[bytes], max_tokens: int = 400
+) -> tuple[int, str]:
     payload = body(max_tokens, stream=True)
     async with s.post(url + "/v1/completions", json=payload, headers=ident(objective)) as r:
         async for line in r.content:
@@ -88,16 +102,24 @@ flowControl:
 
 
 async def test_scenario_f_eviction_frees_the_simulator_slot_and_realtime_starts() -> None:
-    sim = SimConfig(time_to_first_token=0.005, inter_token_latency=0.01, max_num_seqs=4,
-                    label_headers=(OBJECTIVE,))  # fmt: skip
+    sim = SimConfig(
+        time_to_first_token=0.005,
+        inter_token_latency=0.01,
+        max_num_seqs=4,
+        label_headers=(OBJECTIVE,),
+    )
     scale = 2.0
     async with running_router(EVICTION, sim=sim, objectives=GUIDE_OBJECTIVES, scale=scale) as rig:
         engine = rig.sim.engines[0]
         streams: dict[str, list[bytes]] = {}
         async with aiohttp.ClientSession() as s:
             tasks: dict[str, asyncio.Task[tuple[int, str]]] = {}
-            fill = [("keep-30", "reserved-batch"), ("old-10", "overflow-batch"),
-                    ("async-5", "overflow-async"), ("new-10", "overflow-batch")]  # fmt: skip
+            fill = [
+                ("keep-30", "reserved-batch"),
+                ("old-10", "overflow-batch"),
+                ("async-5", "overflow-async"),
+                ("new-10", "overflow-batch"),
+            ]
             for n, (tag, objective) in enumerate(fill, start=1):
                 streams[tag] = []
                 tasks[tag] = asyncio.create_task(_stream(s, rig.url, objective, streams[tag]))
@@ -135,8 +157,9 @@ async def test_eviction_before_the_first_byte_is_429_evicted() -> None:
 
         async def plain(objective: str) -> tuple[int, str, str]:
             payload = body(300)
-            async with s.post(rig.url + "/v1/completions", json=payload,
-                              headers=ident(objective)) as r:  # fmt: skip
+            async with s.post(
+                rig.url + "/v1/completions", json=payload, headers=ident(objective)
+            ) as r:
                 return r.status, r.headers.get(REASON, ""), await r.text()
 
         victims = [asyncio.create_task(plain("overflow-batch")) for _ in range(4)]
@@ -154,8 +177,12 @@ async def test_scenario_g_holdback_keeps_headroom_without_cancelling() -> None:
 
     config, _ = load_picker_config(GUIDE / "router-flow-control-holdback.yaml")
     assert config.flow_control is not None
-    sim = SimConfig(time_to_first_token=0.005, inter_token_latency=0.01, max_num_seqs=10,
-                    label_headers=(OBJECTIVE,))  # fmt: skip
+    sim = SimConfig(
+        time_to_first_token=0.005,
+        inter_token_latency=0.01,
+        max_num_seqs=10,
+        label_headers=(OBJECTIVE,),
+    )
     text = (GUIDE / "router-flow-control-holdback.yaml").read_text()
     epp = _embedded(text)
     async with running_router(epp, sim=sim, objectives=GUIDE_OBJECTIVES) as rig:
@@ -164,8 +191,10 @@ async def test_scenario_g_holdback_keeps_headroom_without_cancelling() -> None:
         assert controller is not None
         async with aiohttp.ClientSession() as s:
             events: dict[int, list[bytes]] = {i: [] for i in range(8)}
-            batch = [asyncio.create_task(_stream(s, rig.url, "overflow-batch", events[i], 300))
-                     for i in range(8)]  # fmt: skip
+            batch = [
+                asyncio.create_task(_stream(s, rig.url, "overflow-batch", events[i], 300))
+                for i in range(8)
+            ]
             await until(lambda: queued(rig) == 3 and engine.num_running == 5)
             # Ceilings 1.0 ... 0.5 over seven bands (band 0 included): overflow-batch stops at 5
             # of 10 slots; realtime finds headroom at once and nothing is cancelled.
