@@ -11,12 +11,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sluiceway.errors import ConfigError, SluicewayError
 from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+
+if TYPE_CHECKING:
+    from sluiceway.router.objectives import ObjectiveTable
 
 __all__ = ["read_endpoints", "register"]
 
@@ -62,6 +65,12 @@ def router(
     objectives: Annotated[
         Path | None, Opt("--objectives", help="InferenceObjective file or directory.")
     ] = None,
+    kube_objectives: Annotated[
+        bool, Opt("--kube-objectives", help="Watch InferenceObjective resources (k8s extra).")
+    ] = False,
+    namespace: Annotated[
+        str | None, Opt("--namespace", help="Namespace to watch (default: all).")
+    ] = None,
     pool_name: Annotated[
         str | None, Opt("--pool-name", help="Only objectives for this pool.")
     ] = None,
@@ -76,9 +85,11 @@ def router(
     log_level: Annotated[str, Opt("--log-level")] = "info",
 ) -> None:
     """Run the router: flow control in front of a pool of model servers."""
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    level = log_level.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        typer.echo(f"error: --log-level: unknown level {log_level!r}", err=True)
+        raise typer.Exit(2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from sluiceway.router.build import build_router, load_picker_config
     from sluiceway.router.objective_files import apply_objectives, watch_objective_path
     from sluiceway.router.objectives import ObjectiveTable
@@ -101,6 +112,8 @@ def router(
             notes += found
             path = objectives
             background.append(lambda: watch_objective_path(path, table, pool_name))
+        if kube_objectives:
+            background.append(_kube_job(table, pool_name, namespace))
         clock = make_clock(time_scale, time_anchor)
         app, built_notes = build_router(picker, settings, clock, objectives=table)
         for note in [*notes, *built_notes]:
@@ -110,6 +123,21 @@ def router(
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _kube_job(
+    table: ObjectiveTable, pool: str | None, namespace: str | None
+) -> Callable[[], Coroutine[Any, Any, None]]:
+    from sluiceway.router.kube import ObjectiveWatch, kube_api_from_environment
+
+    async def job() -> None:
+        api = await kube_api_from_environment()
+        try:
+            await ObjectiveWatch(api, table, pool, namespace=namespace).run()
+        finally:
+            await api.close()
+
+    return job
 
 
 def _run(main: Awaitable[None]) -> None:
