@@ -263,6 +263,11 @@ class Gateway:
         watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, ex))
         try:
             await self._serve(ex, facts, headers, len(raw), scope["path"], send)
+        except asyncio.CancelledError:
+            # A disconnect noticed while the last answer was going out: nothing left to do.
+            if not (ex.disconnected or ex.evicted):
+                raise
+            _uncancel()
         finally:
             watcher.cancel()
             self._leave(ex)
