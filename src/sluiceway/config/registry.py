@@ -94,6 +94,9 @@ IMPLEMENTED: Final[dict[str, str]] = {
     "adaptive-holdback-policy": "sluiceway.flowcontrol.params:AdaptiveHoldbackParams",
     "utilization-detector": "sluiceway.flowcontrol.params:UtilizationDetectorParams",
     "concurrency-detector": "sluiceway.flowcontrol.params:ConcurrencyDetectorParams",
+    "queue-scorer": "sluiceway.router.scorers:QueueScorerParams",
+    "kv-cache-utilization-scorer": "sluiceway.router.scorers:KvCacheScorerParams",
+    "prefix-cache-scorer": "sluiceway.router.scorers:PrefixCacheScorerParams",
 }
 
 Kind = Literal["gate", "plugin"]
