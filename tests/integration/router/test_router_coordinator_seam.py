@@ -7,10 +7,9 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import aiohttp
+from router_harness import OBJECTIVE, body, running_router
 
 from sluiceway.sim import SimConfig
-
-from .harness import OBJECTIVE, body, running_router
 
 SIM = SimConfig(time_to_first_token=0.005, inter_token_latency=0.001, label_headers=(OBJECTIVE,))
 

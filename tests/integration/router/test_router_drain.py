@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
+from router_harness import body, fc_config, queued, running_router, until
 
 from sluiceway.sim import SimConfig
-
-from .harness import body, fc_config, queued, running_router, until
 
 SIM = SimConfig(time_to_first_token=0.005, inter_token_latency=0.01, max_num_seqs=4)
 REASON = "x-llm-d-request-dropped-reason"

@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
-
-from sluiceway.sim import SimConfig
-
-from .harness import (
+from router_harness import (
     OBJECTIVE,
     body,
     fc_config,
@@ -17,6 +14,8 @@ from .harness import (
     running_router,
     until,
 )
+
+from sluiceway.sim import SimConfig
 
 SLOW = SimConfig(
     time_to_first_token=0.01,

@@ -8,12 +8,11 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 from aiohttp import web
+from router_harness import picker_config, until
 
 from sluiceway.clock import RealClock
 from sluiceway.router import RouterSettings, build_router
 from sluiceway.router.serve import Listen, serve_router
-
-from .harness import picker_config, until
 
 
 class FakeServer:

@@ -11,10 +11,9 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp import web
+from router_harness import until
 
 from sluiceway.router.objectives import ObjectiveTable
-
-from .harness import until
 
 k8s = pytest.importorskip("kubernetes_asyncio")
 

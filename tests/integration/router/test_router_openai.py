@@ -6,10 +6,9 @@ import asyncio
 
 import openai
 import pytest
+from router_harness import fc_config, running_router
 
 from sluiceway.sim import SimConfig
-
-from .harness import fc_config, running_router
 
 FAST = SimConfig(time_to_first_token=0.01, inter_token_latency=0.002, max_num_seqs=8)
 

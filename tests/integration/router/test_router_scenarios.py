@@ -8,10 +8,7 @@ from typing import Any
 
 import aiohttp
 import orjson
-
-from sluiceway.sim import SimConfig
-
-from .harness import (
+from router_harness import (
     GUIDE_OBJECTIVES,
     OBJECTIVE,
     body,
@@ -21,6 +18,8 @@ from .harness import (
     running_router,
     until,
 )
+
+from sluiceway.sim import SimConfig
 
 GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
 REASON = "x-llm-d-request-dropped-reason"
