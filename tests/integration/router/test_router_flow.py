@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import aiohttp
+import pytest
 from router_harness import (
     OBJECTIVE,
     body,
@@ -52,6 +53,7 @@ async def test_band_full_is_429_at_once() -> None:
         assert [r[0] for r in await asyncio.gather(*waiting)] == [200, 200]
 
 
+@pytest.mark.serial  # the blocker must outlast the TTL in wall time
 async def test_ttl_expiry_is_429_ttl_expired() -> None:
     async with (
         running_router(fc_config(max_concurrency=1, ttl="10s"), sim=SLOW, scale=20) as rig,

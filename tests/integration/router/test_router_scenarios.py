@@ -8,6 +8,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+import pytest
 from router_harness import (
     GUIDE_OBJECTIVES,
     OBJECTIVE,
@@ -100,6 +101,7 @@ flowControl:
 """
 
 
+@pytest.mark.serial  # bounds the slot's release in scaled time
 async def test_scenario_f_eviction_frees_the_simulator_slot_and_realtime_starts() -> None:
     sim = SimConfig(
         time_to_first_token=0.005,
