@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import openai
 import pytest
@@ -79,3 +80,27 @@ async def test_error_answer_becomes_the_sdk_exception() -> None:
             assert rate.value.status_code == 429
         finally:
             await client.close()
+
+
+async def test_usage_reaches_flow_control_even_when_stripped() -> None:
+    async with running_router(fc_config(), sim=FAST) as rig:
+        adapter = rig.gateway.admission.adapter
+        assert adapter is not None
+        seen: list[object] = []
+        finished = adapter.finished
+
+        def spy(request_id: str, usage: Any = None) -> Any:
+            seen.append(usage)
+            return finished(request_id, usage)
+
+        adapter.finished = spy  # type: ignore[method-assign]
+        client = openai.AsyncOpenAI(base_url=rig.base, api_key="x", max_retries=0)
+        try:
+            stream = await client.completions.create(
+                model="sim-model", prompt="hello world", max_tokens=7, stream=True
+            )
+            assert [c.usage async for c in stream if c.usage is not None] == []
+            await client.completions.create(model="sim-model", prompt="hi", max_tokens=3)
+        finally:
+            await client.close()
+        assert [(u.completion_tokens if u else None) for u in seen] == [7, 3]  # type: ignore[attr-defined]
