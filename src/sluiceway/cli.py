@@ -27,6 +27,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sluiceway.processor.command",
     "sluiceway.coordinator.command",
     "sluiceway.demo.command",
+    "sluiceway.router.command",
 )
 
 

@@ -89,6 +89,9 @@ IMPLEMENTED: Final[dict[str, str]] = {
     "adaptive-holdback-policy": "sluiceway.config.flow_plugins:AdaptiveHoldbackParams",
     "utilization-detector": "sluiceway.config.flow_plugins:UtilizationDetectorParams",
     "concurrency-detector": "sluiceway.config.flow_plugins:ConcurrencyDetectorParams",
+    "queue-scorer": "sluiceway.config.scorer_plugins:QueueScorerParams",
+    "kv-cache-utilization-scorer": "sluiceway.config.scorer_plugins:KvCacheScorerParams",
+    "prefix-cache-scorer": "sluiceway.config.scorer_plugins:PrefixCacheScorerParams",
 }
 
 Kind = Literal["gate", "plugin"]

@@ -1,0 +1,91 @@
+"""Assemble a router from its configuration files (start-up errors name the field at fault).
+
+``--config`` takes an ``EndpointPickerConfig`` document or the router chart's values file (the
+``EndpointPickerConfig`` inside ``router.epp.pluginsCustomConfig``, the one
+``pluginsConfigFile`` names, or the only one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sluiceway.clock import Clock
+from sluiceway.config.base import validate_model
+from sluiceway.config.documents import read_documents
+from sluiceway.config.router import EndpointPickerConfig, load_endpoint_picker_config
+from sluiceway.config.router_values import RouterValues, embedded_picker_configs
+from sluiceway.errors import ConfigError
+from sluiceway.flowcontrol.configure import configure
+from sluiceway.router.app import RouterApp
+from sluiceway.router.gateway import Gateway
+from sluiceway.router.load import LoadSource
+from sluiceway.router.objectives import ObjectiveTable
+from sluiceway.router.picker import PickerWeights
+from sluiceway.router.pool import EndpointPool
+from sluiceway.router.settings import RouterSettings
+from sluiceway.router.trust import HeaderTrust
+
+__all__ = ["build_router", "load_picker_config"]
+
+_MINIMAL: dict[str, Any] = {"apiVersion": "llm-d.ai/v1", "kind": "EndpointPickerConfig"}
+
+
+def load_picker_config(path: Path | None) -> tuple[EndpointPickerConfig, list[str]]:
+    """The EndpointPickerConfig at ``path`` (None: flow control off, no detector)."""
+    if path is None:
+        return load_endpoint_picker_config(_MINIMAL).value, []
+    docs = read_documents(path)
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise ConfigError("expected one YAML document", field=str(path))
+    doc = docs[0]
+    if "router" in doc and "kind" not in doc:
+        return _from_values(doc, str(path))
+    loaded = load_endpoint_picker_config(doc, path=str(path))
+    warnings = loaded.value.check(str(path))
+    return loaded.value, [*loaded.warnings, *warnings]
+
+
+def _from_values(doc: dict[str, Any], where: str) -> tuple[EndpointPickerConfig, list[str]]:
+    values = validate_model(RouterValues, doc, path=where).value
+    found = embedded_picker_configs(values, path=where)
+    chosen = values.router.epp.plugins_config_file
+    if chosen in found:
+        config, warnings = found[chosen]
+    elif len(found) == 1:
+        config, warnings = next(iter(found.values()))
+    else:
+        raise ConfigError(
+            "name the EndpointPickerConfig with pluginsConfigFile",
+            field=f"{where}: router.epp.pluginsCustomConfig",
+        )
+    return config, [*warnings, *config.check(where)]
+
+
+def _trust(config: EndpointPickerConfig) -> tuple[HeaderTrust, list[str]]:
+    ts = config.trusted_sources
+    if ts is None:
+        note = (
+            "trustedSources is not set: every caller's objective and fairness headers are trusted"
+        )
+        return HeaderTrust(), [note]
+    return HeaderTrust.build(ts.cidrs, ts.secret_header, ts.secret), []
+
+
+def build_router(
+    config: EndpointPickerConfig,
+    settings: RouterSettings,
+    clock: Clock,
+    *,
+    objectives: ObjectiveTable | None = None,
+    load: LoadSource | None = None,
+) -> tuple[RouterApp, list[str]]:
+    """The ASGI app over a new :class:`Gateway`, and start-up notes."""
+    flow = configure(config)
+    weights, notes = PickerWeights.from_config(config)
+    trust, trust_notes = _trust(config)
+    pool = EndpointPool(
+        settings.endpoints, clock, load=load, weights=weights, affinity=settings.prefix_affinity
+    )
+    gateway = Gateway(settings, flow, clock, objectives=objectives, trust=trust, pool=pool)
+    return RouterApp(gateway), [*notes, *trust_notes]

@@ -1,0 +1,150 @@
+"""``sluiceway router``: the OpenAI-compatible gateway with flow control.
+
+sluiceway router --config EPP.yaml --endpoints URL[,URL...] (or --endpoints-file FILE)
+                 --objectives FILE_OR_DIR --pool-name NAME --port P
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from sluiceway.errors import ConfigError, SluicewayError
+from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+
+if TYPE_CHECKING:
+    from sluiceway.router.objectives import ObjectiveTable
+
+__all__ = ["read_endpoints", "register"]
+
+Opt = typer.Option
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``router``."""
+    app.command("router")(router)
+
+
+def read_endpoints(endpoints: str | None, endpoints_file: Path | None) -> tuple[str, ...]:
+    """URLs from ``--endpoints`` (comma separated) and ``--endpoints-file`` (one a line)."""
+    urls = [u.strip() for u in (endpoints or "").split(",") if u.strip()]
+    if endpoints_file is not None:
+        try:
+            lines = endpoints_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(f"cannot read: {exc.strerror}", field="--endpoints-file") from None
+        urls += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
+    if not urls:
+        raise ConfigError("give at least one model server URL", field="--endpoints")
+    return tuple(urls)
+
+
+def _seconds(value: str, flag: str) -> float:
+    from sluiceway.config.quantities import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ConfigError(str(exc), field=flag) from None
+
+
+def router(
+    config: Annotated[
+        Path | None, Opt("--config", help="EndpointPickerConfig or router values.")
+    ] = None,
+    endpoints: Annotated[
+        str | None, Opt("--endpoints", help="Model server URLs, comma separated.")
+    ] = None,
+    endpoints_file: Annotated[Path | None, Opt("--endpoints-file", help="One URL a line.")] = None,
+    objectives: Annotated[
+        Path | None, Opt("--objectives", help="InferenceObjective file or directory.")
+    ] = None,
+    kube_objectives: Annotated[
+        bool, Opt("--kube-objectives", help="Watch InferenceObjective resources (k8s extra).")
+    ] = False,
+    namespace: Annotated[
+        str | None, Opt("--namespace", help="Namespace to watch (default: all).")
+    ] = None,
+    pool_name: Annotated[
+        str | None, Opt("--pool-name", help="Only objectives for this pool.")
+    ] = None,
+    drain_timeout: Annotated[str, Opt("--drain-timeout")] = "30s",
+    health_interval: Annotated[str, Opt("--health-interval")] = "1s",
+    prefix_affinity: Annotated[bool, Opt("--prefix-affinity")] = False,
+    host: Annotated[str, Opt("--host")] = "127.0.0.1",
+    port: Port = 8081,
+    ports_file: PortsFile = None,
+    time_scale: TimeScale = 1.0,
+    time_anchor: TimeAnchor = None,
+    log_level: Annotated[str, Opt("--log-level")] = "info",
+) -> None:
+    """Run the router: flow control in front of a pool of model servers."""
+    level = log_level.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        typer.echo(f"error: --log-level: unknown level {log_level!r}", err=True)
+        raise typer.Exit(2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from sluiceway.router.build import build_router, load_picker_config
+    from sluiceway.router.objective_files import apply_objectives, watch_objective_path
+    from sluiceway.router.objectives import ObjectiveTable
+    from sluiceway.router.serve import Listen, serve_router
+    from sluiceway.router.settings import RouterSettings
+
+    try:
+        settings = RouterSettings(
+            endpoints=read_endpoints(endpoints, endpoints_file),
+            pool_name=pool_name,
+            drain_timeout=_seconds(drain_timeout, "--drain-timeout"),
+            health_interval=_seconds(health_interval, "--health-interval"),
+            prefix_affinity=prefix_affinity,
+        )
+        picker, notes = load_picker_config(config)
+        table = ObjectiveTable()
+        background: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        if objectives is not None:
+            _, found = apply_objectives(objectives, table, pool_name)
+            notes += found
+            path = objectives
+            background.append(lambda: watch_objective_path(path, table, pool_name))
+        if kube_objectives:
+            background.append(_kube_job(table, pool_name, namespace))
+        clock = make_clock(time_scale, time_anchor)
+        app, built_notes = build_router(picker, settings, clock, objectives=table)
+        for note in [*notes, *built_notes]:
+            typer.echo(f"note: {note}", err=True)
+        listen = Listen(host, port, ports_file)
+        _run(serve_router(app, listen, background=background))
+    except SluicewayError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _kube_job(
+    table: ObjectiveTable, pool: str | None, namespace: str | None
+) -> Callable[[], Coroutine[Any, Any, None]]:
+    from sluiceway.router.kube import ObjectiveWatch, kube_api_from_environment
+
+    async def job() -> None:
+        api = await kube_api_from_environment()
+        try:
+            await ObjectiveWatch(api, table, pool, namespace=namespace).run()
+        finally:
+            await api.close()
+
+    return job
+
+
+def _run(main: Awaitable[None]) -> None:
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop comes with uvicorn[standard]
+        asyncio.run(main)  # type: ignore[arg-type]
+        return
+    with contextlib.suppress(KeyboardInterrupt):
+        uvloop.run(main)  # type: ignore[arg-type]

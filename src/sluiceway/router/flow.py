@@ -1,0 +1,223 @@
+"""Admission for the router: flow control (or legacy shedding) and the endpoint at dispatch.
+
+:class:`RouterFlow` owns the :class:`FlowAdapter` and its callbacks:
+
+* the capacity view comes from the endpoint pool through the configured detector;
+* every request a cycle dispatches gets its endpoint inside that cycle, so the in-flight counts
+  the next cycle reads are never behind the controller;
+* evictions the controller decides interrupt the exchange's handler;
+* outcome, queue and cycle metrics are recorded here.
+
+:meth:`RouterFlow.admit` returns None when the request may go upstream (``ex.member`` set), or
+the answer to send instead. :meth:`RouterFlow.finish` releases the endpoint and tells flow
+control the stream ended (capacity freed, an eviction confirmed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from sluiceway.clock import Clock
+from sluiceway.flowcontrol.adapter import FlowAdapter
+from sluiceway.flowcontrol.base import CapacityView, Finalized, Outcome, Request
+from sluiceway.flowcontrol.configure import RouterFlowControl
+from sluiceway.flowcontrol.controller import Cycle, FlowController
+from sluiceway.flowcontrol.legacy import legacy_admit
+from sluiceway.flowcontrol.saturation import UtilizationDetector, staged_view
+from sluiceway.router.exchange import Exchange
+from sluiceway.router.identity import Identity, RequestFacts
+from sluiceway.router.metrics import RouterMetrics
+from sluiceway.router.outcomes import Answer, error_answer, evicted_answer, finalized_answer
+from sluiceway.router.pool import EndpointPool
+from sluiceway.wire import headers as h
+
+__all__ = ["RouterFlow"]
+
+Labels = tuple[str, str, str, str, str]
+
+
+def _no_endpoints() -> Answer:
+    return error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+class RouterFlow:
+    def __init__(
+        self,
+        flow: RouterFlowControl,
+        clock: Clock,
+        pool: EndpointPool,
+        metrics: RouterMetrics,
+        live: dict[str, Exchange],
+    ) -> None:
+        self.flow = flow
+        self.clock = clock
+        self.pool = pool
+        self.metrics = metrics
+        self._live = live
+        self.adapter: FlowAdapter | None = None
+        if flow.enabled:
+            self.adapter = FlowAdapter(
+                FlowController(flow.settings),
+                clock,
+                self._capacity,
+                on_evict=self._evict,
+                on_cycle=self._cycled,
+            )
+        self._cycle_started = 0.0
+        self._stages: tuple[tuple[str, float], ...] = ()
+        metrics.watch(lambda: self.controller, self._stale_endpoints)
+
+    @property
+    def controller(self) -> FlowController | None:
+        return None if self.adapter is None else self.adapter.controller
+
+    def kick(self) -> None:
+        """Capacity changed: run a dispatch cycle."""
+        if self.adapter is not None:
+            self.adapter.kick()
+
+    def set_priorities(self, priorities: frozenset[int]) -> None:
+        """The objectives changed: provision their bands."""
+        if self.adapter is not None:
+            self.adapter.controller.set_priorities(priorities)
+            self.adapter.kick()
+
+    # ---- admission -----------------------------------------------------------------------
+    async def admit(
+        self, ex: Exchange, facts: RequestFacts, ident: Identity, priority: int, size: int
+    ) -> Answer | None:
+        """None when ``ex`` may go upstream (``ex.member`` set), else the answer to send."""
+        if self.adapter is None:
+            return self._legacy(ex, priority)
+        request = Request(
+            ex.request_id,
+            ident.fairness_id,
+            priority,
+            size,
+            received_at=self.clock.now(),
+            ttl=ident.ttl,
+            slo_ttft_ms=ident.slo_ttft_ms,
+            prompt_tokens=facts.prompt_tokens,
+            max_tokens=facts.max_tokens,
+        )
+        labels = (
+            self.metrics.fairness_label(ident.fairness_id),
+            str(priority),
+            self.metrics.pool,
+            facts.model,
+            facts.model,
+        )
+        self.metrics.queued(labels, size, 1)
+        try:
+            return await self._wait(self.adapter, ex, request, labels)
+        finally:
+            self.metrics.queued(labels, size, -1)
+
+    def finish(self, ex: Exchange) -> None:
+        """The upstream call ended (any way): free the endpoint and flow-control capacity."""
+        if ex.member is not None:
+            self.pool.release(ex.member, ex.tokens)
+            ex.member = None
+        if self.adapter is None:
+            return
+        rev = self.adapter.finished(ex.request_id, ex.usage)
+        if rev is not None and rev.latency is not None:
+            self.metrics.revocation_confirmed(rev.latency)
+
+    def _legacy(self, ex: Exchange, priority: int) -> Answer | None:
+        detector, now = self.flow.detector, self.clock.now()
+        saturation = None
+        if detector is not None:
+            saturation = staged_view(detector, self.pool.snapshots(now), now).saturation
+        verdict = legacy_admit(priority, saturation)
+        if not verdict.admitted:
+            return error_answer(verdict.status or 429, verdict.message)
+        member = self.pool.pick(ex.prefix)
+        if member is None:
+            return _no_endpoints()
+        self.pool.acquire(member, ex.tokens)
+        ex.member = member
+        return None
+
+    async def _wait(
+        self, adapter: FlowAdapter, ex: Exchange, request: Request, labels: Labels
+    ) -> Answer | None:
+        started = time.perf_counter()
+        try:
+            done = await adapter.enqueue_and_wait(request)
+        except asyncio.CancelledError:
+            if not (ex.evicted or ex.disconnected):
+                raise
+            _uncancel()
+            return self._interrupted(ex, labels)
+        queued = done.outcome is Outcome.DISPATCHED or done.waited > 0
+        step = "NotYetFinalized" if queued else done.outcome.value
+        self.metrics.enqueue(labels[0], labels[1], step, time.perf_counter() - started)
+        self.metrics.finished(labels, done.outcome.value, done.waited)
+        if done.outcome is not Outcome.DISPATCHED:
+            return finalized_answer(done)
+        if ex.member is None:  # the pool emptied between the cycle and now
+            adapter.finished(ex.request_id)
+            return _no_endpoints()
+        return None
+
+    def _interrupted(self, ex: Exchange, labels: Labels) -> Answer:
+        """The client left, or the request was evicted between its dispatch and its handler's
+        next step; the adapter has already told flow control."""
+        if ex.member is not None:
+            self.pool.release(ex.member, ex.tokens)
+            ex.member = None
+        if ex.evicted:
+            self.metrics.finished(labels, Outcome.DISPATCHED.value, 0.0)
+            return evicted_answer()
+        self.metrics.finished(labels, Outcome.EVICTED_CONTEXT_CANCELLED.value, 0.0)
+        return error_answer(503, "client disconnected while queued", h.REASON_CONTEXT_CANCELLED)
+
+    # ---- adapter callbacks ---------------------------------------------------------------
+    def _capacity(self) -> CapacityView:
+        self._cycle_started = time.perf_counter()
+        now = self.clock.now()
+        detector = self.flow.detector
+        snaps = self.pool.snapshots(now)
+        if detector is None:
+            view = CapacityView(0.0, pool_empty=not snaps)
+        else:
+            view = staged_view(detector, snaps, now)
+        self._stages = view.stages or (("effective", view.saturation),)
+        return view
+
+    def _cycled(self, cycle: Cycle) -> None:
+        for done in cycle.dispatched:
+            self._assign(done)
+        if cycle.dispatched and self.flow.detector is not None:
+            self.flow.detector.note_dispatched(len(cycle.dispatched))
+        self.metrics.cycle(time.perf_counter() - self._cycle_started, self._stages)
+
+    def _assign(self, done: Finalized) -> None:
+        ex = self._live.get(done.request_id)
+        if ex is None:
+            return
+        member = self.pool.pick(ex.prefix)
+        if member is not None:
+            self.pool.acquire(member, ex.tokens)
+            ex.member = member
+
+    def _evict(self, request_id: str) -> None:
+        controller = self.controller
+        demand = None if controller is None else controller.reclaimer.demand_of(request_id)
+        if demand is not None:
+            self.metrics.revocation_issued(demand)
+        ex = self._live.get(request_id)
+        if ex is not None:
+            ex.interrupt(evicted=True)
+
+    def _stale_endpoints(self) -> int:
+        detector = self.flow.detector
+        return detector.stale_endpoints if isinstance(detector, UtilizationDetector) else 0

@@ -1,0 +1,306 @@
+"""The router's request path: read, admit, proxy, finish.
+
+One :class:`Gateway` per process. ``completions`` handles ``POST /v1/completions`` and
+``/v1/chat/completions`` as a raw ASGI callable:
+
+1. read the body and headers (untrusted callers lose their identity headers);
+2. admission (:class:`~sluiceway.router.flow.RouterFlow`): flow control, or legacy shedding
+   when it is off; a drop is answered with its status and reason;
+3. the upstream answer is relayed as it arrives (:mod:`sluiceway.router.proxy`);
+4. at the end the endpoint is released and flow control told, with the captured usage.
+
+Eviction and client disconnect cancel the handler task after flagging its
+:class:`~sluiceway.router.exchange.Exchange`: the upstream call is aborted at once. An evicted
+request gets 429 ``evicted`` before the first byte, or a terminal SSE error event of type
+``evicted`` once streaming.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import aiohttp
+
+from sluiceway.clock import Clock
+from sluiceway.flowcontrol.configure import RouterFlowControl
+from sluiceway.flowcontrol.controller import FlowController
+from sluiceway.router.exchange import Exchange
+from sluiceway.router.flow import RouterFlow
+from sluiceway.router.identity import BadRequest, RequestFacts, header_map, read_body, read_identity
+from sluiceway.router.metrics import RouterMetrics
+from sluiceway.router.objectives import ObjectiveTable
+from sluiceway.router.outcomes import error_answer, evicted_answer, shutting_down
+from sluiceway.router.pool import EndpointPool, PoolMember
+from sluiceway.router.proxy import Send, forward_headers, relay, send_answer
+from sluiceway.router.settings import RouterSettings
+from sluiceway.router.sse import EVICTED_EVENT
+from sluiceway.router.trust import HeaderTrust
+from sluiceway.wire import headers as h
+
+__all__ = ["TRUSTED_SCOPE_KEY", "Gateway", "Receive"]
+
+log = logging.getLogger(__name__)
+
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+RawHeaders = list[tuple[bytes, bytes]]
+# Set on an ASGI scope by an in-process caller (the coordinator's passthrough) whose identity
+# headers are trusted whatever the trusted-sources settings say.
+TRUSTED_SCOPE_KEY = "sluiceway.trusted"
+
+
+async def _read_all(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            raise ConnectionResetError("client went away while sending the body")
+        chunks.append(msg.get("body", b""))
+        if not msg.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _watch_disconnect(receive: Receive, ex: Exchange) -> None:
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            ex.interrupt()
+            return
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+class Gateway:
+    def __init__(
+        self,
+        settings: RouterSettings,
+        flow: RouterFlowControl,
+        clock: Clock,
+        *,
+        objectives: ObjectiveTable | None = None,
+        trust: HeaderTrust | None = None,
+        pool: EndpointPool | None = None,
+        metrics: RouterMetrics | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.trust = trust or HeaderTrust()
+        self.metrics = metrics or RouterMetrics(settings.pool_label)
+        self.pool = pool or EndpointPool(settings.endpoints, clock)
+        self.live: dict[str, Exchange] = {}
+        self.admission = RouterFlow(flow, clock, self.pool, self.metrics, self.live)
+        self.objectives = objectives or ObjectiveTable()
+        self.objectives.on_change = self.admission.set_priorities
+        self.admission.set_priorities(frozenset(self.objectives.names().values()))
+        self.pool.on_change = self.kick
+        self.draining = False
+        self.started = False
+        self._ids = itertools.count(1)
+        self._session: aiohttp.ClientSession | None = None
+        self._health: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        wall = clock.to_wall(settings.upstream_timeout) if settings.upstream_timeout else None
+        self._timeout = aiohttp.ClientTimeout(total=wall)
+
+    # ---- lifecycle ---------------------------------------------------------------------
+    @property
+    def flow(self) -> RouterFlowControl:
+        return self.admission.flow
+
+    @property
+    def controller(self) -> FlowController | None:
+        return self.admission.controller
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("Gateway.start() was not called")
+        return self._session
+
+    @property
+    def ready(self) -> bool:
+        return self.started and not self.draining
+
+    def kick(self) -> None:
+        """Capacity changed (an endpoint came or went, a scrape landed): run a cycle."""
+        self.admission.kick()
+
+    async def start(self) -> None:
+        """Open the upstream client, check every endpoint once, start the background tasks."""
+        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=90, enable_cleanup_closed=True)
+        self._session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        s = self.settings
+        await self.pool.check_all(self._session, s.health_timeout)
+        self._health = asyncio.get_running_loop().create_task(
+            self.pool.run_checks(self._session, s.health_interval, s.health_timeout)
+        )
+        adapter = self.admission.adapter
+        if adapter is not None:
+            adapter.start()
+            adapter.kick()
+        self.started = True
+
+    async def drain(self) -> None:
+        """Stop taking requests; queued ones get 503 ``rejected-shutting-down``; running ones
+        get ``drain_timeout`` to finish, then are cut."""
+        self.draining = True
+        if self.admission.adapter is not None:
+            await self.admission.adapter.close()
+        with contextlib.suppress(TimeoutError):
+            limit = self.clock.to_wall(self.settings.drain_timeout)
+            await asyncio.wait_for(self._idle.wait(), limit)
+        for ex in list(self.live.values()):
+            ex.interrupt()
+
+    async def aclose(self) -> None:
+        if self._health is not None:
+            self._health.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._health
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # ---- the request path ----------------------------------------------------------------
+    async def completions(
+        self, scope: MutableMapping[str, Any], receive: Receive, send: Send
+    ) -> None:
+        """``POST /v1/completions`` and ``/v1/chat/completions``."""
+        try:
+            raw = await _read_all(receive)
+        except ConnectionResetError:
+            return
+        if self.draining:
+            await send_answer(send, shutting_down())
+            return
+        try:
+            facts = read_body(raw)
+        except BadRequest as exc:
+            await send_answer(send, error_answer(400, str(exc)))
+            return
+        ex = Exchange(
+            str(next(self._ids)),
+            task=asyncio.current_task(),
+            prefix=facts.prefix,
+            tokens=facts.prompt_tokens + facts.max_tokens,
+        )
+        self._enter(ex)
+        watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, ex))
+        try:
+            await self._serve(ex, facts, self._trusted_headers(scope), len(raw), scope, send)
+        except asyncio.CancelledError:
+            # A disconnect noticed while the last answer was going out: nothing left to do.
+            if not (ex.disconnected or ex.evicted):
+                raise
+            _uncancel()
+        finally:
+            watcher.cancel()
+            self._leave(ex)
+
+    async def _serve(
+        self,
+        ex: Exchange,
+        facts: RequestFacts,
+        headers: RawHeaders,
+        size: int,
+        scope: MutableMapping[str, Any],
+        send: Send,
+    ) -> None:
+        ident = read_identity(header_map(headers))
+        priority = self.objectives.priority_of(ident.objective)
+        answer = await self.admission.admit(ex, facts, ident, priority, size)
+        if answer is not None:
+            with contextlib.suppress(OSError, RuntimeError):
+                await send_answer(send, answer)
+            return
+        try:
+            await self._proxy(ex, facts, headers, scope["path"], send)
+        finally:
+            self.admission.finish(ex)
+
+    async def _proxy(
+        self, ex: Exchange, facts: RequestFacts, headers: RawHeaders, path: str, send: Send
+    ) -> None:
+        member = ex.member
+        assert member is not None  # admission set it
+        try:
+            await relay(
+                self.session,
+                member.url + path,
+                facts.body,
+                forward_headers(headers),
+                ex,
+                send,
+                strip_usage=facts.strip_usage,
+                limit=self._timeout,
+            )
+        except asyncio.CancelledError:
+            if not (ex.evicted or ex.disconnected):
+                raise
+            _uncancel()
+            if ex.evicted:
+                await self._send_evicted(ex, send)
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            await self._upstream_failed(ex, member, exc, send)
+
+    async def _send_evicted(self, ex: Exchange, send: Send) -> None:
+        with contextlib.suppress(Exception):
+            if not ex.started:
+                await send_answer(send, evicted_answer())
+            else:
+                await send({"type": "http.response.body", "body": EVICTED_EVENT})
+
+    async def _upstream_failed(
+        self, ex: Exchange, member: PoolMember, exc: BaseException, send: Send
+    ) -> None:
+        log.warning("upstream %s failed: %s: %s", member.url, type(exc).__name__, exc)
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            self.pool.mark(member.url, False)
+        with contextlib.suppress(Exception):
+            if not ex.started:
+                await send_answer(send, error_answer(502, f"upstream error: {exc}"))
+            else:
+                await send({"type": "http.response.body", "body": b""})
+
+    def _trusted_headers(self, scope: MutableMapping[str, Any]) -> RawHeaders:
+        raw: RawHeaders = list(scope.get("headers") or [])
+        if scope.get(TRUSTED_SCOPE_KEY):
+            return raw
+        client = scope.get("client")
+        return self.trust.filter(client[0] if client else None, raw)
+
+    def _enter(self, ex: Exchange) -> None:
+        self.live[ex.request_id] = ex
+        self._idle.clear()
+
+    def _leave(self, ex: Exchange) -> None:
+        self.live.pop(ex.request_id, None)
+        if not self.live:
+            self._idle.set()
+
+    # ---- other routes --------------------------------------------------------------------
+    async def models(self, send: Send) -> None:
+        """``GET /v1/models`` from a healthy endpoint."""
+        members = self.pool.healthy
+        if not members:
+            answer = error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
+            await send_answer(send, answer)
+            return
+        try:
+            async with self.session.get(members[0].url + "/v1/models") as resp:
+                body = await resp.read()
+                ctype = resp.headers.get("content-type", "application/json").encode()
+                head = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
+                await send({"type": "http.response.start", "status": resp.status, "headers": head})
+                await send({"type": "http.response.body", "body": body})
+        except (aiohttp.ClientError, OSError) as exc:
+            await send_answer(send, error_answer(502, f"upstream error: {exc}"))

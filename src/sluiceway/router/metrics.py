@@ -1,0 +1,284 @@
+"""The router's Prometheus metrics: ``llm_d_epp_`` names, six with deprecated twins.
+
+Names come from :mod:`sluiceway.observability.names`. The six twinned series are written under
+both prefixes. Occupancy gauges (capacity utilization, stale endpoints, reclaim state,
+revocation outcomes) are read from the flow controller at scrape time, not on the hot path.
+Fairness ids are client input: at most 1,000 distinct values get their own series, the rest
+are labelled ``other``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from sluiceway.flowcontrol.controller import FlowController
+from sluiceway.observability.names import router_metric
+
+__all__ = ["RouterMetrics"]
+
+_QUEUE_BUCKETS = (
+    0.0001,
+    0.0005,
+    0.001,
+    0.005,
+    0.01,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2,
+    5,
+    10,
+    20,
+    30,
+    60,
+)
+_CYCLE_BUCKETS = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
+_CONFIRM_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+_QUEUE_LABELS = ("fairness_id", "priority", "inference_pool", "model_name", "target_model_name")
+_DURATION_LABELS = (
+    "fairness_id",
+    "priority",
+    "outcome",
+    "inference_pool",
+    "model_name",
+    "target_model_name",
+)
+_FAIRNESS_CAP = 1000
+_OTHER = "other"
+
+
+class _Twin:
+    """One metric under both prefixes, children cached per label tuple."""
+
+    def __init__(
+        self,
+        kind: type[Any],
+        name: str,
+        doc: str,
+        labels: tuple[str, ...],
+        registry: CollectorRegistry,
+        **kw: Any,
+    ) -> None:
+        self._metrics = [
+            kind(router_metric(name), doc, labels, registry=registry, **kw),
+            kind(router_metric(name, deprecated=True), doc, labels, registry=registry, **kw),
+        ]
+        self._children: dict[tuple[str, ...], list[Any]] = {}
+
+    def of(self, *values: str) -> list[Any]:
+        if not values:
+            return self._metrics
+        found = self._children.get(values)
+        if found is None:
+            found = self._children[values] = [m.labels(*values) for m in self._metrics]
+        return found
+
+
+class RouterMetrics:
+    """One registry per router (tests run several)."""
+
+    def __init__(self, pool: str, registry: CollectorRegistry | None = None) -> None:
+        self.pool = pool
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self._queue_duration = _Twin(
+            Histogram,
+            "flow_control_request_queue_duration_seconds",
+            "Seconds from enqueue to the terminal outcome.",
+            _DURATION_LABELS,
+            r,
+            buckets=_QUEUE_BUCKETS,
+        )
+        self._cycle = _Twin(
+            Histogram,
+            "flow_control_dispatch_cycle_duration_seconds",
+            "Seconds one dispatch cycle took.",
+            (),
+            r,
+            buckets=_CYCLE_BUCKETS,
+        )
+        self._enqueue = _Twin(
+            Histogram,
+            "flow_control_request_enqueue_duration_seconds",
+            "Seconds to admit or reject one request into the queue.",
+            ("fairness_id", "priority", "outcome"),
+            r,
+            buckets=_CYCLE_BUCKETS,
+        )
+        self._queue_size = _Twin(
+            Gauge, "flow_control_queue_size", "Requests inside flow control.", _QUEUE_LABELS, r
+        )
+        self._queue_bytes = _Twin(
+            Gauge,
+            "flow_control_queue_bytes",
+            "Bytes of requests inside flow control.",
+            _QUEUE_LABELS,
+            r,
+        )
+        self._saturation = _Twin(
+            Gauge,
+            "flow_control_pool_saturation",
+            "Pool saturation (1.0 = the detector's set point).",
+            ("inference_pool", "stage"),
+            r,
+        )
+        self._requests = Counter(
+            router_metric("flow_control_requests_total"),
+            "Requests by flow-control outcome.",
+            ("outcome", "priority", "inference_pool"),
+            registry=r,
+        )
+        self._issued = Counter(
+            router_metric("flow_control_revocations_issued_total"),
+            "In-flight evictions issued, by demand band.",
+            ("priority", "inference_pool"),
+            registry=r,
+        )
+        self._confirm = Histogram(
+            router_metric("flow_control_revocation_confirmation_seconds"),
+            "Seconds from an eviction to the end of its stream.",
+            ("inference_pool",),
+            registry=r,
+            buckets=_CONFIRM_BUCKETS,
+        )
+        self._fairness: set[str] = set()
+        self._stage_children: dict[str, list[Any]] = {}
+
+    def fairness_label(self, fairness_id: str) -> str:
+        """``fairness_id`` as a label value, capped in cardinality."""
+        if fairness_id in self._fairness:
+            return fairness_id
+        if len(self._fairness) >= _FAIRNESS_CAP:
+            return _OTHER
+        self._fairness.add(fairness_id)
+        return fairness_id
+
+    def queued(self, labels: tuple[str, str, str, str, str], size: int, delta: int) -> None:
+        """A request enters (+1) or leaves (-1) flow control; ``labels`` as _QUEUE_LABELS."""
+        for g in self._queue_size.of(*labels):
+            g.inc(delta)
+        for g in self._queue_bytes.of(*labels):
+            g.inc(delta * size)
+
+    def finished(self, labels: tuple[str, str, str, str, str], outcome: str, waited: float) -> None:
+        """A request's terminal flow-control outcome."""
+        fid, prio, pool, model, target = labels
+        for hist in self._queue_duration.of(fid, prio, outcome, pool, model, target):
+            hist.observe(waited)
+        self._requests.labels(outcome, prio, pool).inc()
+
+    def enqueue(self, fairness: str, priority: str, outcome: str, seconds: float) -> None:
+        for hist in self._enqueue.of(fairness, priority, outcome):
+            hist.observe(seconds)
+
+    def cycle(self, seconds: float, stages: tuple[tuple[str, float], ...]) -> None:
+        for hist in self._cycle.of():
+            hist.observe(seconds)
+        for stage, value in stages:
+            gauges = self._stage_children.get(stage)
+            if gauges is None:
+                gauges = self._stage_children[stage] = self._saturation.of(self.pool, stage)
+            for g in gauges:
+                g.set(value)
+
+    def revocation_issued(self, demand_priority: int) -> None:
+        self._issued.labels(str(demand_priority), self.pool).inc()
+
+    def revocation_confirmed(self, seconds: float) -> None:
+        self._confirm.labels(self.pool).observe(seconds)
+
+    def watch(
+        self, controller: Callable[[], FlowController | None], stale: Callable[[], int]
+    ) -> None:
+        """Register the scrape-time collector over the live controller."""
+        self.registry.register(_ControllerCollector(self.pool, controller, stale))
+
+
+class _ControllerCollector(Collector):
+    def __init__(
+        self, pool: str, controller: Callable[[], FlowController | None], stale: Callable[[], int]
+    ) -> None:
+        self._pool = pool
+        self._controller = controller
+        self._stale = stale
+
+    def collect(self) -> Iterator[Any]:
+        stale = GaugeMetricFamily(
+            router_metric("flow_control_stale_endpoints"),
+            "Endpoints with stale or missing metrics.",
+            labels=["detector"],
+        )
+        stale.add_metric(["default"], self._stale())
+        yield stale
+        fc = self._controller()
+        if fc is None:
+            return
+        yield from self._capacity(fc)
+        yield from self._reclaim(fc)
+
+    def _capacity(self, fc: FlowController) -> Iterator[Any]:
+        reqs = GaugeMetricFamily(
+            router_metric("flow_control_capacity_utilization_requests"),
+            "Queued requests / band capacity.",
+            labels=["priority", "inference_pool"],
+        )
+        size = GaugeMetricFamily(
+            router_metric("flow_control_capacity_utilization_bytes"),
+            "Queued bytes / band capacity.",
+            labels=["priority", "inference_pool"],
+        )
+        for band in fc.bands:
+            s = band.settings
+            reqs.add_metric([str(band.priority), self._pool], band.queued / s.max_requests)
+            size.add_metric([str(band.priority), self._pool], band.bytes / s.max_bytes)
+        yield reqs
+        yield size
+        settings, totals = fc.settings, fc.totals
+        if settings.max_requests:
+            g = GaugeMetricFamily(
+                router_metric("flow_control_global_capacity_utilization_requests"),
+                "Queued requests / global capacity.",
+                labels=["inference_pool"],
+            )
+            g.add_metric([self._pool], totals.queued / settings.max_requests)
+            yield g
+        if settings.max_bytes:
+            g = GaugeMetricFamily(
+                router_metric("flow_control_global_capacity_utilization_bytes"),
+                "Queued bytes / global capacity.",
+                labels=["inference_pool"],
+            )
+            g.add_metric([self._pool], totals.bytes / settings.max_bytes)
+            yield g
+
+    def _reclaim(self, fc: FlowController) -> Iterator[Any]:
+        rec = fc.reclaimer
+        target = GaugeMetricFamily(
+            router_metric("flow_control_reclaim_target"),
+            "Last eviction deficit (saturation - ceiling).",
+            labels=["inference_pool"],
+        )
+        target.add_metric([self._pool], rec.last_target)
+        yield target
+        pending = GaugeMetricFamily(
+            router_metric("flow_control_pending_reclaim"),
+            "Outstanding and cooling eviction debits.",
+            labels=["inference_pool"],
+        )
+        pending.add_metric([self._pool], rec.pending())
+        yield pending
+        total = CounterMetricFamily(
+            router_metric("flow_control_revocations_total"),
+            "Evictions resolved, by outcome.",
+            labels=["outcome", "inference_pool"],
+        )
+        total.add_metric(["confirmed", self._pool], rec.confirmed)
+        total.add_metric(["timed_out", self._pool], rec.timed_out)
+        yield total

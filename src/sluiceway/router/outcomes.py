@@ -1,0 +1,76 @@
+"""HTTP answers the router makes itself: drops, evictions and errors (OpenAI error envelope).
+
+Flow-control outcomes map to a status and the ``x-llm-d-request-dropped-reason`` header as the
+current llm-d router does. The eviction answer keeps upstream's literal body; every other body
+is ``{"error": {"message", "type", "code"}}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+from sluiceway.flowcontrol.base import Finalized
+from sluiceway.router.sse import EVICTED_MESSAGE
+from sluiceway.wire import headers as h
+
+__all__ = ["Answer", "error_answer", "evicted_answer", "finalized_answer", "shutting_down"]
+
+_JSON = b"application/json"
+_TEXT = b"text/plain; charset=utf-8"
+_TYPES = {
+    400: "BadRequestError",
+    404: "NotFoundError",
+    429: "RateLimitError",
+    500: "InternalServerError",
+    502: "BadGatewayError",
+    503: "ServiceUnavailableError",
+}
+_MESSAGES = {
+    h.REASON_SATURATED: "flow control queue is at capacity",
+    h.REASON_TTL_EXPIRED: "request timed out in the flow control queue",
+    h.REASON_NO_ENDPOINTS: "no model server endpoints available",
+    h.REASON_CONTEXT_CANCELLED: "client disconnected while queued",
+    h.REASON_SHUTTING_DOWN: "the router is shutting down",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A complete response: status, raw headers, body."""
+
+    status: int
+    headers: tuple[tuple[bytes, bytes], ...]
+    body: bytes
+
+
+def error_answer(status: int, message: str, reason: str | None = None) -> Answer:
+    """An OpenAI error envelope, with the dropped-reason header when ``reason`` is given."""
+    body = orjson.dumps(
+        {"error": {"message": message, "type": _TYPES.get(status, "APIError"), "code": status}}
+    )
+    headers: list[tuple[bytes, bytes]] = [(b"content-type", _JSON)]
+    if reason is not None:
+        headers.append((h.DROPPED_REASON.encode(), reason.encode()))
+    return Answer(status, tuple(headers), body)
+
+
+def finalized_answer(done: Finalized) -> Answer:
+    """The answer for a request flow control did not dispatch."""
+    http = done.http()
+    if http is None:  # pragma: no cover - dispatched requests are proxied, not answered here
+        raise ValueError("a dispatched request has no drop answer")
+    reason = None if http.reason is None else str(http.reason)
+    message = _MESSAGES.get(reason or "", f"flow control outcome {done.outcome.value}")
+    return error_answer(http.status, message, reason)
+
+
+def evicted_answer() -> Answer:
+    """429 with upstream's literal body and the ``evicted`` reason."""
+    headers = ((b"content-type", _TEXT), (h.DROPPED_REASON.encode(), h.REASON_EVICTED.encode()))
+    return Answer(429, headers, EVICTED_MESSAGE.encode())
+
+
+def shutting_down() -> Answer:
+    return error_answer(503, _MESSAGES[h.REASON_SHUTTING_DOWN], h.REASON_SHUTTING_DOWN)

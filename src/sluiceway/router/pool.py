@@ -1,0 +1,145 @@
+"""The endpoint pool: model servers, their health, and the router's in-flight counts.
+
+A health check (``GET <url>/health``) runs every ``interval`` scaled seconds; an endpoint that
+fails it (or refuses a proxied connection) leaves the pool until a check succeeds again. Every
+change of the healthy set calls ``on_change`` (the router runs a dispatch cycle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import aiohttp
+
+from sluiceway.clock import Clock
+from sluiceway.flowcontrol.base import EndpointSnapshot
+from sluiceway.router.load import InFlightLoad, LoadSource
+from sluiceway.router.picker import PickerWeights, PrefixAffinity, Scored, pick_endpoint
+
+__all__ = ["EndpointPool", "PoolMember"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class PoolMember:
+    """One model server. ``inflight`` / ``inflight_tokens``: the router's requests to it."""
+
+    url: str
+    healthy: bool = False
+    inflight: int = 0
+    inflight_tokens: int = 0
+
+
+class EndpointPool:
+    def __init__(
+        self,
+        urls: Sequence[str],
+        clock: Clock,
+        *,
+        load: LoadSource | None = None,
+        weights: PickerWeights | None = None,
+        affinity: bool = False,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self.members = {u.rstrip("/"): PoolMember(u.rstrip("/")) for u in urls}
+        self._clock = clock
+        self._load = load or InFlightLoad()
+        self._weights = weights or PickerWeights()
+        self._affinity = PrefixAffinity() if affinity or self._weights.prefix else None
+        self.on_change = on_change
+        self._turn = 0
+        self._healthy: list[PoolMember] = []
+
+    @property
+    def healthy(self) -> list[PoolMember]:
+        return self._healthy
+
+    def set_load_source(self, load: LoadSource) -> None:
+        """Use another load source (e.g. scraped metrics) from now on."""
+        self._load = load
+
+    def snapshots(self, now: float) -> list[EndpointSnapshot]:
+        """Healthy endpoints as the saturation detector sees them."""
+        out = []
+        for m in self._healthy:
+            load = self._load.load(m.url, m.inflight, now)
+            out.append(
+                EndpointSnapshot(
+                    m.url,
+                    waiting=load.waiting,
+                    kv_usage=load.kv_usage,
+                    inflight_requests=m.inflight,
+                    inflight_tokens=m.inflight_tokens,
+                    scraped_at=load.scraped_at,
+                )
+            )
+        return out
+
+    def pick(self, prefix: bytes = b"") -> PoolMember | None:
+        """The endpoint for one request, or None when no endpoint is healthy."""
+        members = self._healthy
+        if not members:
+            return None
+        self._turn += 1
+        chosen = members[0] if len(members) == 1 else members[self._choose(members, prefix)]
+        if self._affinity is not None:
+            self._affinity.served(prefix, chosen.url)
+        return chosen
+
+    def acquire(self, member: PoolMember, tokens: int) -> None:
+        member.inflight += 1
+        member.inflight_tokens += tokens
+
+    def release(self, member: PoolMember, tokens: int) -> None:
+        member.inflight -= 1
+        member.inflight_tokens -= tokens
+
+    def mark(self, url: str, healthy: bool) -> None:
+        """Record a health observation; calls ``on_change`` when the healthy set changes."""
+        member = self.members.get(url)
+        if member is None or member.healthy == healthy:
+            return
+        member.healthy = healthy
+        self._healthy = [m for m in self.members.values() if m.healthy]
+        log.info("endpoint %s is %s", url, "healthy" if healthy else "unhealthy")
+        if self.on_change is not None:
+            self.on_change()
+
+    async def check_all(self, session: aiohttp.ClientSession, limit: float) -> None:
+        """One health check of every endpoint, concurrently."""
+        urls = list(self.members)
+        results = await asyncio.gather(*(self._check(session, u, limit) for u in urls))
+        for url, ok in zip(urls, results, strict=True):
+            self.mark(url, ok)
+
+    async def run_checks(
+        self, session: aiohttp.ClientSession, interval: float, limit: float
+    ) -> None:
+        """Check forever, every ``interval`` scaled seconds."""
+        while True:
+            await self._clock.sleep(interval)
+            with contextlib.suppress(Exception):
+                await self.check_all(session, limit)
+
+    def _choose(self, members: list[PoolMember], prefix: bytes) -> int:
+        now = self._clock.now()
+        scored = []
+        for m in members:
+            load = self._load.load(m.url, m.inflight, now)
+            scored.append(Scored(m.url, m.inflight, load.waiting or 0, load.kv_usage or 0.0))
+        hint = self._affinity.get(prefix) if self._affinity is not None else None
+        return pick_endpoint(scored, self._weights, affinity=hint, turn=self._turn)
+
+    async def _check(self, session: aiohttp.ClientSession, url: str, limit: float) -> bool:
+        wall = aiohttp.ClientTimeout(total=self._clock.to_wall(limit))
+        try:
+            async with session.get(f"{url}/health", timeout=wall) as resp:
+                await resp.read()
+                return resp.status == 200
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            return False

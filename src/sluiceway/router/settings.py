@@ -1,0 +1,47 @@
+"""Settings of one router process: frozen, passed whole (house style 8).
+
+Durations are scaled seconds (the process clock's time scale applies to them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sluiceway.errors import ConfigError
+
+__all__ = ["DEFAULT_POOL_NAME", "RouterSettings"]
+
+DEFAULT_POOL_NAME = "sluiceway"
+
+
+@dataclass(frozen=True, slots=True)
+class RouterSettings:
+    """``endpoints``: model server base URLs. ``pool_name``: the ``inference_pool`` label and
+    the objectives filter (None = every objective applies). ``health_interval``: seconds
+    between health checks; ``health_timeout``: seconds one check may take; ``drain_timeout``:
+    seconds running streams get to finish after SIGTERM; ``upstream_timeout``: seconds one
+    upstream call may take in total (0 = no limit)."""
+
+    endpoints: tuple[str, ...] = ()
+    pool_name: str | None = None
+    health_interval: float = 1.0
+    health_timeout: float = 2.0
+    drain_timeout: float = 30.0
+    upstream_timeout: float = 0.0
+    prefix_affinity: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("health_interval", "health_timeout"):
+            if getattr(self, name) <= 0:
+                raise ConfigError("must be > 0", field=f"--{name.replace('_', '-')}")
+        for name in ("drain_timeout", "upstream_timeout"):
+            if getattr(self, name) < 0:
+                raise ConfigError("must be >= 0", field=f"--{name.replace('_', '-')}")
+        for url in self.endpoints:
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(f"{url!r} is not an http(s) URL", field="--endpoints")
+
+    @property
+    def pool_label(self) -> str:
+        """The ``inference_pool`` metric label."""
+        return self.pool_name or DEFAULT_POOL_NAME

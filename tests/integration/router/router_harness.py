@@ -1,0 +1,155 @@
+"""A router in front of simulated model servers, all in the test's event loop, on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from sluiceway.clock import RealClock
+from sluiceway.config.objectives import load_objectives
+from sluiceway.config.router import load_endpoint_picker_config
+from sluiceway.router import Gateway, ObjectiveTable, RouterApp, RouterSettings, build_router
+from sluiceway.router.objectives import select_for_pool
+from sluiceway.router.serve import Listen, serve_router
+from sluiceway.sim import SimConfig, SimPool, running_simulator
+
+GUIDE_OBJECTIVES = {
+    "reserved-interactive": 100,
+    "reserved-async": 60,
+    "reserved-batch": 30,
+    "overflow-interactive": 10,
+    "overflow-async": -5,
+    "overflow-batch": -10,
+}
+
+
+def objective_docs(priorities: dict[str, int], pool: str = "pool") -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": "llm-d.ai/v1alpha2",
+            "kind": "InferenceObjective",
+            "metadata": {"name": name},
+            "spec": {"priority": prio, "poolRef": {"name": pool}},
+        }
+        for name, prio in priorities.items()
+    ]
+
+
+def picker_config(text: str) -> Any:
+    return load_endpoint_picker_config(yaml.safe_load(text)).value
+
+
+@dataclass
+class Rig:
+    url: str
+    sim: SimPool
+    app: RouterApp
+    clock: RealClock
+    stop: asyncio.Event
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.app.gateway
+
+    @property
+    def base(self) -> str:
+        return self.url + "/v1"
+
+
+@contextlib.asynccontextmanager
+async def running_router(
+    config_yaml: str,
+    *,
+    sim: SimConfig | None = None,
+    instances: int = 1,
+    scale: float = 1.0,
+    objectives: dict[str, int] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> AsyncIterator[Rig]:
+    clock = RealClock(scale)
+    async with running_simulator(sim or SimConfig(), instances=instances, clock=clock) as pool:
+        table = ObjectiveTable()
+        if objectives:
+            loaded = load_objectives(objective_docs(objectives)).value
+            table.replace(select_for_pool(loaded, None).kept)
+        rs = RouterSettings(endpoints=tuple(pool.urls), **(settings or {}))
+        app, _ = build_router(picker_config(config_yaml), rs, clock, objectives=table)
+        stop = asyncio.Event()
+        bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(
+            serve_router(app, Listen(port=0), stop=stop, on_bound=bound.set_result)
+        )
+        url = await asyncio.wait_for(bound, 10)
+        try:
+            yield Rig(url, pool, app, clock, stop)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 30)
+
+
+FLOW_CONTROL = """
+apiVersion: llm-d.ai/v1
+kind: EndpointPickerConfig
+featureGates: [flowControl]
+plugins:
+- type: concurrency-detector
+  parameters: {{maxConcurrency: {max_concurrency}}}
+- type: round-robin-fairness-policy
+flowControl:
+  defaultRequestTTL: {ttl}
+  saturationDetector: {{pluginRef: concurrency-detector}}
+  enableEviction: {eviction}
+  defaultPriorityBand:
+    {{fairnessPolicyRef: round-robin-fairness-policy, maxRequests: {band_max}}}
+  defaultNegativePriorityBand:
+    {{fairnessPolicyRef: round-robin-fairness-policy, maxRequests: {band_max}}}
+"""
+
+
+def fc_config(
+    max_concurrency: int = 100, ttl: str = "60s", eviction: bool = False, band_max: int = 5000
+) -> str:
+    return FLOW_CONTROL.format(
+        max_concurrency=max_concurrency,
+        ttl=ttl,
+        eviction=str(eviction).lower(),
+        band_max=band_max,
+    )
+
+
+async def until(cond: Any, *, limit: float = 10.0, what: str = "condition") -> None:
+    """Wait for a state check to hold (checked every few milliseconds), or fail."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.002)
+
+
+def queued(rig: Rig) -> int:
+    controller = rig.gateway.controller
+    assert controller is not None
+    return controller.totals.queued
+
+
+OBJECTIVE = "x-llm-d-inference-objective"
+FAIRNESS = "x-llm-d-inference-fairness-id"
+
+
+def body(max_tokens: int = 1, *, stream: bool = False, prompt: str = "hi") -> dict[str, Any]:
+    return {"model": "sim-model", "prompt": prompt, "max_tokens": max_tokens, "stream": stream}
+
+
+def ident(objective: str | None = None, tenant: str | None = None) -> dict[str, str]:
+    out = {}
+    if objective:
+        out[OBJECTIVE] = objective
+    if tenant:
+        out[FAIRNESS] = tenant
+    return out

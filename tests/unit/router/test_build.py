@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sluiceway.clock import VirtualClock
+from sluiceway.errors import ConfigError
+from sluiceway.router import RouterSettings, build_router, load_picker_config
+from sluiceway.router.command import read_endpoints
+
+GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "router-flow-control-evictable.yaml",
+        "router-flow-control-holdback.yaml",
+        "router-flow-control-legacy.yaml",
+    ],
+)
+async def test_guide_router_values_load_and_build(name: str) -> None:
+    config, _ = load_picker_config(GUIDE / name)
+    assert config.flow_control_enabled
+    settings = RouterSettings(endpoints=("http://127.0.0.1:1",))
+    app, notes = build_router(config, settings, VirtualClock())
+    gateway = app.gateway
+    assert gateway.controller is not None
+    assert any("trustedSources" in n for n in notes)
+    assert gateway.flow.settings.eviction.enabled == ("holdback" not in name)
+
+
+def test_no_config_means_flow_control_off() -> None:
+    config, warnings = load_picker_config(None)
+    assert not config.flow_control_enabled and warnings == []
+
+
+def test_bad_config_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "epp.yaml"
+    bad.write_text("apiVersion: llm-d.ai/v1\nkind: EndpointPickerConfig\nfeatureGates: 3\n")
+    with pytest.raises(ConfigError, match="featureGates"):
+        load_picker_config(bad)
+
+
+def test_settings_and_endpoints_validation(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--endpoints"):
+        RouterSettings(endpoints=("localhost:8000",))
+    with pytest.raises(ConfigError, match="--health-interval"):
+        RouterSettings(health_interval=0)
+    with pytest.raises(ConfigError, match="--endpoints"):
+        read_endpoints(None, None)
+    listing = tmp_path / "eps"
+    listing.write_text("# pool\nhttp://a:1\n\nhttp://b:2\n")
+    assert read_endpoints("http://c:3", listing) == ("http://c:3", "http://a:1", "http://b:2")

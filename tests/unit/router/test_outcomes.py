@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from sluiceway.flowcontrol.base import Finalized, Outcome
+from sluiceway.router.outcomes import evicted_answer, finalized_answer, shutting_down
+
+
+def _fin(outcome: Outcome, **kw: bool) -> Finalized:
+    return Finalized("r", outcome, "t", 0, 0, 0.0, **kw)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "flags", "status", "reason"),
+    [
+        (Outcome.REJECTED_CAPACITY, {}, 429, "rejected-saturated"),
+        (Outcome.REJECTED_NO_ENDPOINTS, {}, 503, "rejected-no-endpoints"),
+        (Outcome.EVICTED_TTL, {}, 429, "rejected-ttl-expired"),
+        (Outcome.EVICTED_TTL, {"pool_empty": True}, 503, "rejected-no-endpoints"),
+        (Outcome.EVICTED_NO_ENDPOINTS, {}, 503, "rejected-no-endpoints"),
+        (Outcome.EVICTED_CONTEXT_CANCELLED, {}, 503, "rejected-context-cancelled"),
+        (Outcome.EVICTED_OTHER, {"shutting_down": True}, 503, "rejected-shutting-down"),
+        (Outcome.REJECTED_OTHER, {}, 500, None),
+    ],
+)
+def test_outcome_table(
+    outcome: Outcome, flags: dict[str, bool], status: int, reason: str | None
+) -> None:
+    answer = finalized_answer(_fin(outcome, **flags))
+    headers = dict(answer.headers)
+    assert answer.status == status
+    assert headers.get(b"x-llm-d-request-dropped-reason") == (reason.encode() if reason else None)
+    error = orjson.loads(answer.body)["error"]
+    assert set(error) == {"message", "type", "code"} and error["code"] == status
+
+
+def test_eviction_keeps_the_literal_body() -> None:
+    answer = evicted_answer()
+    assert (answer.status, answer.body) == (429, b"request evicted by flow control")
+    assert (b"x-llm-d-request-dropped-reason", b"evicted") in answer.headers
+    assert shutting_down().status == 503

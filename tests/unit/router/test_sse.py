@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import orjson
+
+from sluiceway.flowcontrol.base import Usage
+from sluiceway.router.sse import EVICTED_EVENT, SseRelay, usage_from_body
+
+TOKEN = b'data: {"choices":[{"text":"a"}]}\n\n'
+USAGE = b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\n'
+DONE = b"data: [DONE]\n\n"
+
+
+def test_forwards_complete_events_and_holds_the_rest() -> None:
+    relay = SseRelay(strip_usage=False)
+    assert relay.feed(TOKEN[:10]) == b""
+    assert relay.feed(TOKEN[10:] + DONE[:4]) == TOKEN
+    assert relay.feed(DONE[4:]) == DONE
+    assert relay.flush() == b""
+
+
+def test_strips_the_usage_event_it_asked_for_and_keeps_the_counts() -> None:
+    relay = SseRelay(strip_usage=True)
+    out = relay.feed(TOKEN + USAGE[:20]) + relay.feed(USAGE[20:] + DONE)
+    assert out == TOKEN + DONE
+    assert relay.usage == Usage(3, 2)
+
+
+def test_keeps_the_usage_event_when_the_client_asked() -> None:
+    relay = SseRelay(strip_usage=False)
+    assert relay.feed(TOKEN + USAGE + DONE) == TOKEN + USAGE + DONE
+    assert relay.usage == Usage(3, 2)
+
+
+def test_usage_inside_a_token_chunk_is_never_dropped() -> None:
+    chunk = (
+        b'data: {"choices":[{"text":"a"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}\n\n'
+    )
+    relay = SseRelay(strip_usage=True)
+    assert relay.feed(chunk) == chunk
+    assert relay.usage == Usage(1, 1)
+
+
+def test_unterminated_tail_is_flushed_at_the_end() -> None:
+    relay = SseRelay(strip_usage=False)
+    assert relay.feed(b"data: x") == b""
+    assert relay.flush() == b"data: x"
+
+
+def test_usage_from_a_plain_body() -> None:
+    assert usage_from_body(b'{"usage":{"prompt_tokens":5,"completion_tokens":7}}') == Usage(5, 7)
+    assert usage_from_body(b"{}") is None
+    assert usage_from_body(b'{"usage":{ broken') is None
+
+
+def test_evicted_event_shape() -> None:
+    assert EVICTED_EVENT.endswith(b"\n\n")
+    payload = orjson.loads(EVICTED_EVENT[len(b"data: ") :])
+    assert payload["error"]["type"] == "evicted"
