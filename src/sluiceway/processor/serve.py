@@ -127,7 +127,7 @@ async def run_processor(
 ) -> None:
     """Run until SIGTERM / SIGINT (or ``stop`` is set), then drain and exit."""
     stop = stop or _stop_signal()
-    backend = await open_backend(config, time_scale=clock.scale)
+    backend = await open_backend(config, time_scale=clock.scale, clock=clock)
     try:
         processor = Processor(
             runtime_settings(config),
