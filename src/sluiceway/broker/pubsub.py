@@ -174,11 +174,11 @@ class PubSubBroker:
                 continue
             wait = _PULL_WAIT if sub.first_pull.is_set() else _FIRST_PULL_WAIT
             got = await self._pull(sub, room, wait)
+            if got:
+                await self._hold(sub, got)
             sub.first_pull.set()
             if got is None:
                 await asyncio.sleep(_PULL_ERROR_PAUSE)
-            elif got:
-                await self._hold(sub, got)
 
     async def _pull(self, sub: _Subscription, room: int, wait: float) -> list[Received] | None:
         """One pull; None when it failed (recorded in the subscription's health)."""

@@ -15,10 +15,15 @@ from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
 from sluiceway.broker.pubsub_api import GrpcPubSub
 from sluiceway.clock import Clock
+from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
 from sluiceway.wire import ResultRecord, decode_result
+from sluiceway.wire.lanes import LANE_KEYS
 
 PROJECT = "sluiceway-test"
 TEAMS = {"premium": ("interactive", 2), "standard": ("async", 2), "batch": ("batch", 1)}
+OBJECTIVE = "x-llm-d-inference-objective"
+FAIRNESS = "x-llm-d-inference-fairness-id"
 
 
 @dataclass
@@ -131,3 +136,48 @@ async def new_topics(teams: Sequence[str], **kw: Any) -> Topics:
     topics = Topics(run=f"t{uuid.uuid4().hex[:10]}")
     await topics.create(teams, **kw)
     return topics
+
+
+def team_queues(topics: Topics, url: str, teams: Sequence[str] = tuple(TEAMS)) -> list[QueueSpec]:
+    """The guide's team queues as Pub/Sub subscriptions, quota classifying on ``team``."""
+    return [
+        QueueSpec(
+            id=f"team-{team}",
+            queue_name=topics.subscription(team),
+            igw_base_url=url,
+            pool_id="teams",
+            labels={"tier": TEAMS[team][0]},
+            gate_type="redis-quota",
+            gate_params={
+                "attribute": "team",
+                "mode": "concurrency",
+                "limit": str(TEAMS[team][1]),
+                "gating_mode": "classifying",
+            },
+        )
+        for team in teams
+    ]
+
+
+def guide_settings(
+    topics: Topics, queues: Sequence[QueueSpec], *, workers: int, **kw: Any
+) -> ProcessorSettings:
+    merge = MergeSpec(
+        ordering="tier-priority",
+        headers=HeaderPolicy(
+            stamp_lanes=True,
+            lane_objectives={k: k for k in LANE_KEYS},
+            fairness_attribute="team",
+        ),
+    )
+    base: dict[str, Any] = {
+        "queues": queues,
+        "pools": (PoolSpec(id="teams", workers=workers),),
+        "merge": merge,
+        "result_queue_name": topics.result_topic,
+        "poll_interval": 1.0,
+        "backlog_interval": 0,
+        "claim_lease": 30.0,
+    }
+    base.update(kw)
+    return ProcessorSettings(**base)

@@ -140,7 +140,7 @@ async def test_a_message_nobody_claims_comes_back_after_its_hold(
     started = time.monotonic()
     # Refused: not claimed. It stops being offered, and Pub/Sub delivers it again.
     while await broker.peek(queue, 10) == [entry]:
-        await asyncio.sleep(0.2)
+        await broker.wait_for_work([queue], 0.2)
     [again] = await entries(broker, queue, 1, within=hold + 10)
     assert time.monotonic() - started >= hold - 2.5
     assert decode_envelope(again.member).id == "batch-0000"
