@@ -26,6 +26,7 @@ from pubsub_harness import (
 from sluiceway.broker.base import ActiveMarker
 from sluiceway.broker.pubsub import PubSubBroker
 from sluiceway.clock import RealClock
+from sluiceway.gates.base import BudgetGate
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.localservices import PubSubEmulator
 from sluiceway.processor.app import Processor
@@ -58,11 +59,12 @@ class PubSubRig:
             quota_store=lambda address: self.store,
         )
 
-    def counter(self, name: str, team: str) -> float:
+    def counter(self, name: str, team: str, **extra: str) -> float:
         labels = {
             "queue_id": f"team-{team}",
             "queue_name": self.topics.subscription(team),
             "pool_name": "teams",
+            **extra,
         }
         value = self.registry.get_sample_value(f"llm_d_async_async_{name}", labels)
         return 0.0 if value is None else value
@@ -194,3 +196,35 @@ async def test_a_failed_attempt_is_retried_after_its_backoff_and_completes() -> 
             assert r.counter("request_retries_total", "batch") == 1
         assert result.status_code == 200
         assert await r.topics.drain_results(quiet_for=1.0) == []
+
+
+class DialGate(BudgetGate):
+    """A queue gate whose budget the test turns (a metric gate's signal, in short)."""
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    async def budget(self, now: float) -> float:
+        return self.value
+
+
+async def test_a_budget_change_reaches_held_messages_within_a_poll() -> None:
+    async with pubsub_rig() as r:
+        await r.topics.publish("batch", 3, now=r.clock.now())
+        queues = team_queues(r.topics, r.url, ["batch"])
+        proc = r.processor(guide_settings(r.topics, queues, workers=4, poll_interval=2.0))
+        dial = DialGate()
+        proc.ingests[0].gate = dial  # the queue's gate: closed
+        async with proc:
+            await asyncio.sleep(r.clock.to_wall(6.0))  # three polls: nothing may run
+            assert await r.topics.drain_results(quiet_for=0.5) == []
+            assert r.counter("gate_decisions_total", "batch", reason="gate_closed") > 0
+            opened = r.clock.now()
+            dial.value = 1.0
+            results = await r.topics.results(3, within=15)
+            admitted_after = r.clock.now() - opened
+        assert all(res.status_code == 200 for res in results)
+        # Held messages are screened again at the next poll (2 s scaled): the answers come
+        # within a few polls, far inside the 10 s wall (200 s scaled) of a re-read ticker
+        # that restarts its stream.
+        assert admitted_after < 20.0
