@@ -49,7 +49,6 @@ from sluiceway.broker.base import (
     Entry,
     RenewOutcome,
     ResultWrite,
-    claim_each,
 )
 from sluiceway.broker.pubsub_api import GrpcPubSub, PubSubApi, SubscriptionInfo, api_exceptions
 from sluiceway.broker.pubsub_batch import RpcBatcher
@@ -234,23 +233,54 @@ class PubSubBroker:
     async def claim(
         self, entry: Entry, *, key: str, owner: str, lease_until: float
     ) -> Claim | None:
+        [claim] = await self._claim_all([(entry, key, owner, lease_until)])
+        return claim
+
+    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
+        """Claim a batch with one deadline change for all of it (per subscription)."""
+        claims = await self._claim_all([(a.entry, a.key, a.owner, a.lease_until) for a in asks])
+        return [
+            ClaimOutcome(claim, claim is not None and self._is_cancelled(ask))
+            for ask, claim in zip(asks, claims, strict=True)
+        ]
+
+    def _is_cancelled(self, ask: ClaimAsk) -> bool:
+        return self._cancelled.get(ask.request_id) == ask.request_token
+
+    def _take(self, entry: Entry, key: str, owner: str, lease_until: float) -> Claim | None:
+        """Move a held message to claimed (locally); None when it is gone or lapsed."""
         sub = self._sub(entry.queue)
         message = sub.unclaimed.get(entry.member)
         if message is None or key in sub.claimed or message.hold_until <= time.monotonic():
             return None
         del sub.unclaimed[entry.member]
         claim = Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
-        lease = self.settings.lease_seconds
-        try:
-            await self._deadlines.submit((sub.path, lease), message.received.ack_id)
-        except Exception as exc:  # with exactly-once delivery: the message is no longer ours
-            log.warning("claiming message %s failed: %s", message.received.message_id, exc)
-            return None
         sub.claimed[key] = (claim, message)
         return claim
 
-    async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
-        return await claim_each(self, asks)
+    async def _claim_all(self, asks: Sequence[tuple[Entry, str, str, float]]) -> list[Claim | None]:
+        """Take each message and set its ack deadline to the lease; a message whose deadline
+        change fails (with exactly-once delivery: no longer ours) is not claimed."""
+        claims = [self._take(*ask) for ask in asks]
+        lease = self.settings.lease_seconds
+        changes = [
+            self._deadlines.submit((self._subs[c.queue].path, lease), self._ack_id(c))
+            for c in claims
+            if c is not None
+        ]
+        outcomes = iter(await asyncio.gather(*changes, return_exceptions=True))
+        out: list[Claim | None] = []
+        for claim in claims:
+            failed = claim is not None and isinstance(next(outcomes), Exception)
+            if claim is not None and failed:
+                _, message = self._subs[claim.queue].claimed.pop(claim.key)
+                log.warning("claiming message %s failed", message.received.message_id)
+                claim = None
+            out.append(claim)
+        return out
+
+    def _ack_id(self, claim: Claim) -> str:
+        return self._subs[claim.queue].claimed[claim.key][1].received.ack_id
 
     def _owned(self, claim: Claim) -> tuple[_Subscription, _Message] | None:
         sub = self._subs.get(claim.queue)
