@@ -4,11 +4,11 @@ Each configured topic entry names one subscription (``subscriber_id``, the proce
 name). The processor's ingest, gates, lanes, worker pools and workers run unchanged; this
 module maps their steps onto the subscription:
 
-- a puller per subscription pulls (unary ``Pull``) only when ingest asked for more than it
-  holds, at most ``batch_size`` unclaimed messages at a time; pulled messages get a short ack
-  deadline (the hold) at once. Ingest reads them as envelopes (:mod:`.pubsub_messages`) and
-  applies the queue gates and their budget on every poll, so a budget change reaches the
-  messages held here at the next poll, with no stream to restart;
+- a puller per subscription (:mod:`.pubsub_feed`) pulls (unary ``Pull``) only when ingest
+  asked for more than it holds, at most ``batch_size`` unclaimed messages at a time; pulled
+  messages get a short ack deadline (the hold) at once. Ingest reads them as envelopes
+  (:mod:`.pubsub_messages`) and applies the queue gates and their budget on every poll, so a
+  budget change reaches the messages held here at the next poll, with no stream to restart;
 - ``claim`` takes a message for a worker and sets its ack deadline to the lease; a lease
   loop extends the deadlines of claimed messages until they end;
 - a message the gates refuse or hold is simply not claimed: its hold ends and Pub/Sub
@@ -31,14 +31,12 @@ that result with the same ``request_token``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import math
 import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from sluiceway.broker.base import (
     ActiveMarker,
@@ -50,71 +48,23 @@ from sluiceway.broker.base import (
     RenewOutcome,
     ResultWrite,
 )
-from sluiceway.broker.pubsub_api import GrpcPubSub, PubSubApi, SubscriptionInfo, api_exceptions
+from sluiceway.broker.pubsub_api import GrpcPubSub, PubSubApi, api_exceptions
 from sluiceway.broker.pubsub_batch import RpcBatcher
-from sluiceway.broker.pubsub_health import RpcHealth, Standing
-from sluiceway.broker.pubsub_messages import (
-    TOKEN_ATTRIBUTE,
-    Received,
-    message_member,
-    message_score,
-    retry_count_of,
-    subscription_path,
-    topic_path,
+from sluiceway.broker.pubsub_feed import HeldMessage, SubscriptionFeed
+from sluiceway.broker.pubsub_health import Standing
+from sluiceway.broker.pubsub_messages import TOKEN_ATTRIBUTE, subscription_path, topic_path
+from sluiceway.broker.pubsub_settings import (
+    MAX_ACK_DEADLINE,
+    PubSubSettings,
+    pubsub_settings,
+    topic_entries,
 )
 from sluiceway.clock import Clock, RealClock
 from sluiceway.errors import BrokerError, ConfigError
 
-__all__ = ["MAX_ACK_DEADLINE", "PubSubBroker", "PubSubSettings", "open_pubsub_broker"]
+__all__ = ["PubSubBroker", "open_pubsub_broker"]
 
 log = logging.getLogger(__name__)
-
-MAX_ACK_DEADLINE = 600  # seconds: Pub/Sub's cap on one ack deadline
-_HOLD_MARGIN = 2.0  # wall seconds: stop offering a held message this long before its hold ends
-_PULL_WAIT = 10.0  # wall seconds a pull may wait server-side (bounds readiness detection too)
-_PULL_ERROR_PAUSE = 1.0  # wall seconds before pulling again after a failed pull
-_FIRST_PULL_WAIT = 1.0  # wall seconds the first pull of a subscription may wait (start-up)
-
-
-@dataclass(frozen=True, slots=True)
-class PubSubSettings:
-    """``project``: default project for short names; ``result_topic``: full topic name;
-    ``lease_seconds``: ack deadline of a claimed message (wall, 3..600); ``hold_seconds``:
-    ack deadline of a pulled, unclaimed message (the delay before a refused message comes
-    back); ``max_unclaimed``: unclaimed messages held per subscription (``batch_size``)."""
-
-    project: str
-    result_topic: str
-    lease_seconds: int = 60
-    hold_seconds: int = 10
-    max_unclaimed: int = 10
-
-
-@dataclass(slots=True)
-class _Message:
-    received: Received
-    member: str
-    score: float
-    hold_until: float  # time.monotonic() after which it is no longer offered
-
-
-@dataclass(slots=True)
-class _Subscription:
-    queue: str
-    path: str
-    unclaimed: dict[str, _Message] = field(default_factory=dict)  # member -> message
-    claimed: dict[str, tuple[Claim, _Message]] = field(default_factory=dict)  # claim key
-    deferred: dict[str, float] = field(default_factory=dict)  # ack id -> due (monotonic)
-    wanted: asyncio.Event = field(default_factory=asyncio.Event)
-    arrived: asyncio.Event = field(default_factory=asyncio.Event)
-    first_pull: asyncio.Event = field(default_factory=asyncio.Event)  # one pull has ended
-    unseen: int = 0
-    health: RpcHealth = field(default_factory=RpcHealth)
-    info: SubscriptionInfo | None = None
-
-    def fire_arrived(self) -> None:
-        self.arrived.set()
-        self.arrived = asyncio.Event()
 
 
 class PubSubBroker:
@@ -124,7 +74,7 @@ class PubSubBroker:
         self._api = api
         self.settings = settings
         self._clock = clock
-        self._subs: dict[str, _Subscription] = {}
+        self._subs: dict[str, SubscriptionFeed] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._retries: OrderedDict[str, int] = OrderedDict()  # message id -> retries scheduled
         self._active: dict[str, str] = {}  # request id -> token (producers of this process)
@@ -156,79 +106,28 @@ class PubSubBroker:
                 f"topic {self.settings.result_topic} does not exist", field="result_topic_id"
             ) from None
 
-    def _sub(self, queue: str) -> _Subscription:
+    def _sub(self, queue: str) -> SubscriptionFeed:
         sub = self._subs.get(queue)
         if sub is None:
-            path = subscription_path(self.settings.project, queue)
-            sub = self._subs[queue] = _Subscription(queue, path)
-            self._tasks.append(asyncio.create_task(self._pull_loop(sub), name=f"pull-{queue}"))
+            sub = self._subs[queue] = SubscriptionFeed(
+                queue,
+                subscription_path(self.settings.project, queue),
+                self._api,
+                self.settings,
+                self._set_deadline,
+                lambda message_id: self._retries.get(message_id, 0),
+            )
+            self._tasks.append(asyncio.create_task(sub.run(), name=f"pull-{queue}"))
         return sub
 
-    async def _pull_loop(self, sub: _Subscription) -> None:
-        while not self._closed:
-            await sub.wanted.wait()
-            room = self.settings.max_unclaimed - len(sub.unclaimed)
-            if room <= 0:
-                sub.wanted.clear()
-                continue
-            wait = _PULL_WAIT if sub.first_pull.is_set() else _FIRST_PULL_WAIT
-            got = await self._pull(sub, room, wait)
-            if got:
-                await self._hold(sub, got)
-            sub.first_pull.set()
-            if got is None:
-                await asyncio.sleep(_PULL_ERROR_PAUSE)
-
-    async def _pull(self, sub: _Subscription, room: int, wait: float) -> list[Received] | None:
-        """One pull; None when it failed (recorded in the subscription's health)."""
-        try:
-            got = await self._api.pull(sub.path, room, wait=wait)
-        except api_exceptions.DeadlineExceeded:
-            got = []  # a long poll that found nothing
-        except Exception as exc:
-            sub.health.failed(time.monotonic(), f"{type(exc).__name__}: {exc}")
-            log.warning("pulling %s failed: %s", sub.path, exc)
-            return None
-        sub.health.succeeded(time.monotonic())
-        return got
-
-    async def _hold(self, sub: _Subscription, got: list[Received]) -> None:
-        hold = self.settings.hold_seconds
-        try:
-            await asyncio.gather(*(self._deadlines.submit((sub.path, hold), m.ack_id) for m in got))
-        except Exception as exc:  # their current deadline still applies; offer them anyway
-            log.warning("setting the hold of %d messages failed: %s", len(got), exc)
-        until = time.monotonic() + hold - _HOLD_MARGIN
-        for message in got:
-            retries = retry_count_of(message, self._retries.get(message.message_id, 0))
-            member = message_member(message, queue=sub.queue, retry_count=retries)
-            sub.unclaimed[member] = _Message(message, member, message_score(member), until)
-        sub.unseen += len(got)
-        sub.wanted.clear()
-        sub.fire_arrived()
-
-    def _drop_lapsed(self, sub: _Subscription) -> None:
-        now = time.monotonic()
-        for member in [m for m, msg in sub.unclaimed.items() if msg.hold_until <= now]:
-            del sub.unclaimed[member]
+    async def _set_deadline(self, subscription: str, seconds: int, ack_id: str) -> None:
+        await self._deadlines.submit((subscription, seconds), ack_id)
 
     # -- consumer side ----------------------------------------------------------------------
 
     async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
-        """Held messages by deadline; asks the puller for more when fewer are held. The first
-        peek of a subscription waits for its first pull, so a processor's first ingest pass
-        sees what was already published (lane order from the first dispatch)."""
-        sub = self._sub(queue)
-        if not sub.first_pull.is_set():
-            sub.wanted.set()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(sub.first_pull.wait(), _FIRST_PULL_WAIT + 1.0)
-        self._drop_lapsed(sub)
-        held = sorted(sub.unclaimed.values(), key=lambda m: (m.score, m.member))
-        if len(held) < offset + limit:
-            sub.wanted.set()
-        sub.unseen = 0
-        return [Entry(queue, m.member, m.score) for m in held[offset : offset + limit]]
+        """The messages held for ``queue`` by deadline (see :class:`SubscriptionFeed`)."""
+        return await self._sub(queue).peek(limit, offset)
 
     async def claim(
         self, entry: Entry, *, key: str, owner: str, lease_until: float
@@ -247,21 +146,10 @@ class PubSubBroker:
     def _is_cancelled(self, ask: ClaimAsk) -> bool:
         return self._cancelled.get(ask.request_id) == ask.request_token
 
-    def _take(self, entry: Entry, key: str, owner: str, lease_until: float) -> Claim | None:
-        """Move a held message to claimed (locally); None when it is gone or lapsed."""
-        sub = self._sub(entry.queue)
-        message = sub.unclaimed.get(entry.member)
-        if message is None or key in sub.claimed or message.hold_until <= time.monotonic():
-            return None
-        del sub.unclaimed[entry.member]
-        claim = Claim(entry.queue, key, entry.member, entry.score, owner, lease_until)
-        sub.claimed[key] = (claim, message)
-        return claim
-
     async def _claim_all(self, asks: Sequence[tuple[Entry, str, str, float]]) -> list[Claim | None]:
         """Take each message and set its ack deadline to the lease; a message whose deadline
         change fails (with exactly-once delivery: no longer ours) is not claimed."""
-        claims = [self._take(*ask) for ask in asks]
+        claims = [self._sub(ask[0].queue).take(*ask) for ask in asks]
         lease = self.settings.lease_seconds
         changes = [
             self._deadlines.submit((self._subs[c.queue].path, lease), self._ack_id(c))
@@ -282,12 +170,10 @@ class PubSubBroker:
     def _ack_id(self, claim: Claim) -> str:
         return self._subs[claim.queue].claimed[claim.key][1].received.ack_id
 
-    def _owned(self, claim: Claim) -> tuple[_Subscription, _Message] | None:
+    def _owned(self, claim: Claim) -> tuple[SubscriptionFeed, HeldMessage] | None:
         sub = self._subs.get(claim.queue)
-        held = None if sub is None else sub.claimed.get(claim.key)
-        if sub is None or held is None or held[0].owner != claim.owner:
-            return None
-        return sub, held[1]
+        message = None if sub is None else sub.owned(claim)
+        return None if sub is None or message is None else (sub, message)
 
     async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
         """The lease loop extends ack deadlines itself; this reports whether we still hold it."""
@@ -316,7 +202,7 @@ class PubSubBroker:
             log.warning("ack of message %s failed: %s", message.received.message_id, exc)
         return True
 
-    async def _fence(self, sub: _Subscription, message: _Message) -> bool:
+    async def _fence(self, sub: SubscriptionFeed, message: HeldMessage) -> bool:
         """With exactly-once delivery a deadline change fails once the message was handed to
         another consumer: then publish nothing. Without it, no RPC can tell, so this passes."""
         if sub.info is None or not sub.info.exactly_once:
@@ -396,7 +282,7 @@ class PubSubBroker:
         subs = [self._sub(q) for q in queues]
         if any(sub.unseen for sub in subs):
             return True
-        waits = [asyncio.ensure_future(sub.arrived.wait()) for sub in subs]
+        waits = [asyncio.ensure_future(sub.arrival()) for sub in subs]
         try:
             done, _ = await asyncio.wait(waits, timeout=block_for)
         finally:
@@ -458,7 +344,7 @@ class PubSubBroker:
                     sub.health.failed(time.monotonic(), f"{type(exc).__name__}: {exc}")
                     log.warning("extending leases on %s failed: %s", sub.path, exc)
 
-    async def _extend(self, sub: _Subscription) -> None:
+    async def _extend(self, sub: SubscriptionFeed) -> None:
         lease = self.settings.lease_seconds
         ids = [message.received.ack_id for _, message in sub.claimed.values()]
         now = time.monotonic()
@@ -482,7 +368,7 @@ class PubSubBroker:
             if standing is Standing.UNKNOWN:
                 await self._probe(sub)
 
-    async def _probe(self, sub: _Subscription) -> None:
+    async def _probe(self, sub: SubscriptionFeed) -> None:
         try:
             await self._api.subscription(sub.path)
         except api_exceptions.PermissionDenied:
@@ -519,42 +405,13 @@ def _publishable(member: str) -> tuple[bytes, Mapping[str, str]]:
     return json.dumps(doc["data"]).encode(), attributes
 
 
-def pubsub_settings(options: BrokerOptions) -> PubSubSettings:
-    """Settings from the transport config keys (``project_id``, ``result_topic_id``,
-    ``batch_size``, ``claim_lease_ttl_seconds``) at the process time scale."""
-    raw = options.settings
-    project = str(raw.get("project_id") or "")
-    if not project:
-        raise ConfigError("gcp-pubsub needs project_id", field="project_id")
-    scale = options.time_scale
-    lease = float(raw.get("claim_lease_ttl_seconds", 60.0))  # type: ignore[arg-type]
-    return PubSubSettings(
-        project=project,
-        result_topic=topic_path(project, str(raw.get("result_topic_id") or "")),
-        lease_seconds=int(min(MAX_ACK_DEADLINE, max(3.0, math.ceil(lease / scale)))),
-        hold_seconds=int(max(3, math.ceil(10.0 / scale))),
-        max_unclaimed=int(raw.get("batch_size", 10)),  # type: ignore[call-overload]
-    )
-
-
-def _topic_entries(raw: Mapping[str, object]) -> list[tuple[str, str]]:
-    topics = raw.get("topics")
-    if not isinstance(topics, list):
-        return []
-    return [
-        (str(t.get("subscriber_id", "")), f"topics[{i}].subscriber_id")
-        for i, t in enumerate(topics)
-        if isinstance(t, Mapping)
-    ]
-
-
 async def open_pubsub_broker(options: BrokerOptions, api: PubSubApi | None = None) -> PubSubBroker:
     """Open the broker and check that every subscription and the result topic exist."""
     settings = pubsub_settings(options)
     clock = options.clock or RealClock(options.time_scale)
     broker = PubSubBroker(api or GrpcPubSub(), settings, clock=clock)
     try:
-        await broker.check(_topic_entries(options.settings))
+        await broker.check(topic_entries(options.settings))
     except BaseException:
         await broker.aclose()
         raise

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sluiceway.broker.base import BrokerOptions, Claim, Entry, ResultWrite, claim_key
-from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker, pubsub_settings
+from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
+from sluiceway.broker.pubsub_settings import pubsub_settings
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
 from sluiceway.wire import decode_envelope
