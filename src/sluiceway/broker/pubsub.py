@@ -50,7 +50,7 @@ from sluiceway.broker.base import (
 )
 from sluiceway.broker.pubsub_api import GrpcPubSub, PubSubApi, api_exceptions
 from sluiceway.broker.pubsub_batch import RpcBatcher
-from sluiceway.broker.pubsub_feed import HeldMessage, SubscriptionFeed
+from sluiceway.broker.pubsub_feed import HeldMessage, SubscriptionFeed, split_deferred
 from sluiceway.broker.pubsub_health import Standing
 from sluiceway.broker.pubsub_messages import TOKEN_ATTRIBUTE, subscription_path, topic_path
 from sluiceway.broker.pubsub_settings import (
@@ -346,15 +346,11 @@ class PubSubBroker:
 
     async def _extend(self, sub: SubscriptionFeed) -> None:
         lease = self.settings.lease_seconds
-        ids = [message.received.ack_id for _, message in sub.claimed.values()]
-        now = time.monotonic()
-        for ack_id, due in list(sub.deferred.items()):
-            remaining = due - now
-            if remaining <= MAX_ACK_DEADLINE:
-                del sub.deferred[ack_id]
-                await self._deadlines.submit((sub.path, math.ceil(max(0.0, remaining))), ack_id)
-            else:
-                ids.append(ack_id)
+        final, deferred = split_deferred(sub.deferred, time.monotonic())
+        for ack_id, seconds in final:
+            del sub.deferred[ack_id]
+            await self._deadlines.submit((sub.path, seconds), ack_id)
+        ids = [message.received.ack_id for _, message in sub.claimed.values()] + deferred
         for start in range(0, len(ids), 1000):
             await self._api.modify_ack_deadline(sub.path, ids[start : start + 1000], lease)
 

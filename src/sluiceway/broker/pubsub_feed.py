@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from sluiceway.broker.base import Claim, Entry
@@ -25,18 +26,36 @@ from sluiceway.broker.pubsub_messages import (
     message_score,
     retry_count_of,
 )
-from sluiceway.broker.pubsub_settings import PubSubSettings
+from sluiceway.broker.pubsub_settings import MAX_ACK_DEADLINE, PubSubSettings
 
-__all__ = ["HeldMessage", "SubscriptionFeed"]
+__all__ = ["HeldMessage", "SubscriptionFeed", "split_deferred"]
 
 log = logging.getLogger(__name__)
 
 _HOLD_MARGIN = 2.0  # wall seconds: stop offering a held message this long before its hold ends
+# (a third of the hold when that is less, so a short hold still leaves time to claim)
 _PULL_WAIT = 10.0  # wall seconds a pull may wait server-side (bounds readiness detection too)
 _PULL_ERROR_PAUSE = 1.0  # wall seconds before pulling again after a failed pull
 _FIRST_PULL_WAIT = 1.0  # wall seconds the first pull of a subscription may wait (start-up)
 
 SetDeadline = Callable[[str, int, str], Awaitable[None]]  # (subscription, seconds, ack id)
+
+
+def split_deferred(
+    deferred: Mapping[str, float], now: float
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """Backoffs longer than one ack deadline (600 s), at ``now`` (monotonic seconds): the ones
+    whose rest now fits get their final deadline ``(ack id, seconds)``; the others are to be
+    extended by one more lease."""
+    final: list[tuple[str, int]] = []
+    extend: list[str] = []
+    for ack_id, due in deferred.items():
+        remaining = due - now
+        if remaining <= MAX_ACK_DEADLINE:
+            final.append((ack_id, math.ceil(max(0.0, remaining))))
+        else:
+            extend.append(ack_id)
+    return final, extend
 
 
 @dataclass(slots=True)
@@ -146,7 +165,7 @@ class SubscriptionFeed:
             await asyncio.gather(*(self.set_deadline(self.path, hold, m.ack_id) for m in got))
         except Exception as exc:  # their current deadline still applies; offer them anyway
             log.warning("setting the hold of %d messages failed: %s", len(got), exc)
-        until = time.monotonic() + hold - _HOLD_MARGIN
+        until = time.monotonic() + hold - min(_HOLD_MARGIN, hold / 3)
         for message in got:
             retries = retry_count_of(message, self.retries_of(message.message_id))
             member = message_member(message, queue=self.queue, retry_count=retries)

@@ -110,6 +110,8 @@ class FakePubSub:
         self, subscription: str, ack_ids: Sequence[str], seconds: int
     ) -> None:
         sub = self._sub(subscription)
+        if not 0 <= seconds <= 600:
+            raise exceptions.InvalidArgument(f"ack deadline {seconds} is outside 0..600")
         for ack_id in ack_ids:
             self._leased(sub, ack_id).deadline = self.now + seconds
 

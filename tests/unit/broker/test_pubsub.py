@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
 from sluiceway.broker.base import BrokerOptions, Claim, Entry, ResultWrite, claim_key
 from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
+from sluiceway.broker.pubsub_feed import split_deferred
 from sluiceway.broker.pubsub_settings import pubsub_settings
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
@@ -167,3 +169,26 @@ def test_settings_scale_the_lease_and_cap_it_at_600_seconds() -> None:
     assert pubsub_settings(scaled).lease_seconds == 3
     with pytest.raises(ConfigError):
         pubsub_settings(BrokerOptions(settings={"result_topic_id": "r"}))
+
+
+def test_a_backoff_beyond_one_ack_deadline_is_extended_until_the_rest_fits() -> None:
+    final, extend = split_deferred({"near": 1000.0 + 590, "far": 1000.0 + 900}, 1000.0)
+    assert final == [("near", 590)] and extend == ["far"]
+    final, extend = split_deferred({"late": 999.0}, 1000.0)
+    assert final == [("late", 0)] and extend == []
+
+
+async def test_a_long_backoff_keeps_the_message_leased_here(fake: FakePubSub) -> None:
+    fake.add(SUB_PATH, TOPIC)
+    clock = VirtualClock()
+    broker = await open_pubsub_broker(replace(options(), clock=clock), fake)
+    try:
+        await fake.publish(TOPIC, [(body("r-1"), {})])
+        [entry] = await held(broker, 1)
+        claim = await take(broker, entry)
+        assert await broker.retry_after(claim, member=entry.member, due=clock.now() + 3600)
+        stored = fake.subscriptions[SUB_PATH].messages[0]
+        assert fake.now < stored.deadline <= fake.now + 600  # still leased here
+        assert await broker.peek(SUB, 10) == []
+    finally:
+        await broker.aclose()
