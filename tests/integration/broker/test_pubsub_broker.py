@@ -113,8 +113,9 @@ async def test_ack_publishes_the_result_then_the_message_is_gone(
         assert await broker.ack(claim, result_for(entry, topics.result_topic))
     results = await topics.results(2)
     assert sorted(r.id for r in results) == ["batch-0000", "batch-0001"]
-    await asyncio.sleep(6)  # longer than the lease: an unacked message would be back by now
-    assert await broker.peek(queue, 10) == []
+    assert await broker.peek(queue, 10) == []  # asks the puller for more
+    # Longer than the lease: an unacked message would be delivered again by now.
+    assert not await broker.wait_for_work([queue], broker.settings.lease_seconds + 3.0)
 
 
 async def test_no_ack_when_the_result_publish_fails(topics: Topics, broker: PubSubBroker) -> None:
@@ -168,8 +169,8 @@ async def test_unreadable_messages_are_acked_once(topics: Topics, broker: PubSub
     for entry in got:
         assert await broker.quarantine(entry)
         assert not await broker.quarantine(entry)
-    await asyncio.sleep(broker.settings.hold_seconds + 1)
     assert await broker.peek(queue, 10) == []
+    assert not await broker.wait_for_work([queue], broker.settings.hold_seconds + 3.0)
 
 
 async def test_ping_follows_the_pullers_rpcs(topics: Topics, broker: PubSubBroker) -> None:
