@@ -93,18 +93,21 @@ class PubSubBroker:
     async def check(self, queues: Sequence[tuple[str, str]]) -> None:
         """Fail with :class:`ConfigError` naming the field when a subscription or the result
         topic does not exist; ``queues`` pairs each subscription with its config field."""
-        for queue, where in queues:
-            sub = self._sub(queue)
-            try:
-                sub.info = await self._api.subscription(sub.path)
-            except api_exceptions.NotFound:
-                raise ConfigError(f"subscription {sub.path} does not exist", field=where) from None
         try:
-            await self._api.check_topic(self.settings.result_topic)
-        except api_exceptions.NotFound:
-            raise ConfigError(
-                f"topic {self.settings.result_topic} does not exist", field="result_topic_id"
-            ) from None
+            for queue, where in queues:
+                sub = self._sub(queue)
+                try:
+                    sub.info = await self._api.subscription(sub.path)
+                except api_exceptions.NotFound:
+                    message = f"subscription {sub.path} does not exist"
+                    raise ConfigError(message, field=where) from None
+            try:
+                await self._api.check_topic(self.settings.result_topic)
+            except api_exceptions.NotFound:
+                message = f"topic {self.settings.result_topic} does not exist"
+                raise ConfigError(message, field="result_topic_id") from None
+        except api_exceptions.GoogleAPICallError as exc:
+            raise BrokerError(f"Pub/Sub is not reachable: {exc}") from exc
 
     def _sub(self, queue: str) -> SubscriptionFeed:
         sub = self._subs.get(queue)

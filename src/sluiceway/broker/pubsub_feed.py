@@ -132,6 +132,7 @@ class SubscriptionFeed:
 
     async def run(self) -> None:
         """Pull whenever more messages are wanted and there is room for them."""
+        await self._describe()
         while True:
             await self._wanted.wait()
             room = self.settings.max_unclaimed - len(self.unclaimed)
@@ -145,6 +146,15 @@ class SubscriptionFeed:
             self._first_pull.set()
             if got is None:
                 await asyncio.sleep(_PULL_ERROR_PAUSE)
+
+    async def _describe(self) -> None:
+        """Learn the subscription's settings (exactly-once delivery) if start-up did not."""
+        if self.info is not None:
+            return
+        try:
+            self.info = await self.api.subscription(self.path)
+        except Exception as exc:  # the puller's own RPCs will report it
+            log.warning("reading subscription %s failed: %s", self.path, exc)
 
     async def _pull(self, room: int, wait: float) -> list[Received] | None:
         """One pull; None when it failed (recorded in the health)."""

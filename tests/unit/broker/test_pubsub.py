@@ -10,13 +10,15 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
+from google.api_core import exceptions
 
 from sluiceway.broker.base import BrokerOptions, Claim, Entry, ResultWrite, claim_key
 from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
+from sluiceway.broker.pubsub_api import SubscriptionInfo
 from sluiceway.broker.pubsub_feed import split_deferred
 from sluiceway.broker.pubsub_settings import pubsub_settings
 from sluiceway.clock import VirtualClock
-from sluiceway.errors import ConfigError
+from sluiceway.errors import BrokerError, ConfigError
 from sluiceway.wire import decode_envelope
 
 from .pubsub_fake import FakePubSub
@@ -192,3 +194,12 @@ async def test_a_long_backoff_keeps_the_message_leased_here(fake: FakePubSub) ->
         assert await broker.peek(SUB, 10) == []
     finally:
         await broker.aclose()
+
+
+async def test_an_unreachable_service_fails_at_start_as_a_broker_error(fake: FakePubSub) -> None:
+    class Unreachable(FakePubSub):
+        async def subscription(self, subscription: str) -> SubscriptionInfo:
+            raise exceptions.ServiceUnavailable("connection refused")
+
+    with pytest.raises(BrokerError, match="not reachable"):
+        await open_pubsub_broker(options(), Unreachable())
