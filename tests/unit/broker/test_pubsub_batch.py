@@ -36,3 +36,25 @@ async def test_a_failed_request_fails_each_of_its_callers() -> None:
     assert all(isinstance(r, ConnectionError) for r in results)
     with pytest.raises(ConnectionError):
         await batcher.submit("a", 3)
+
+
+async def test_items_wait_for_a_free_request_and_then_go_out_together() -> None:
+    sent: list[list[int]] = []
+    gate = asyncio.Event()
+
+    async def send(key: str, items: Sequence[int]) -> None:
+        sent.append(list(items))
+        await gate.wait()
+
+    batcher: RpcBatcher[str, int] = RpcBatcher(send, max_in_flight=1)
+    first = asyncio.ensure_future(batcher.submit("a", 0))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    later = [asyncio.ensure_future(batcher.submit("a", i)) for i in (1, 2)]
+    await asyncio.sleep(0)
+    more = asyncio.ensure_future(batcher.submit("a", 3))
+    await asyncio.sleep(0)
+    assert sent == [[0]]  # one request in flight; the rest wait
+    gate.set()
+    await asyncio.gather(first, *later, more)
+    assert sent == [[0], [1, 2, 3]]
