@@ -25,7 +25,12 @@ from sluiceway.broker.base import Claim, Entry, ResultWrite, claim_key
 from sluiceway.broker.pubsub import PubSubBroker
 from sluiceway.clock import RealClock
 from sluiceway.errors import BrokerError, ConfigError
-from sluiceway.localservices import PubSubEmulator
+from sluiceway.localservices import (
+    PubSubEmulator,
+    ServiceUnavailable,
+    private_pubsub_emulator,
+    pubsub_emulator_installed,
+)
 from sluiceway.wire import decode_envelope, encode_envelope
 
 pytestmark = pytest.mark.pubsub
@@ -194,3 +199,12 @@ async def test_a_missing_subscription_fails_at_start_naming_the_field(topics: To
     with pytest.raises(ConfigError) as caught:
         await topics.broker([TEAM, "nope"], RealClock())
     assert caught.value.field == "topics[1].subscriber_id"
+
+
+def test_the_launcher_says_why_when_the_emulator_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert not pubsub_emulator_installed()
+    with pytest.raises(ServiceUnavailable, match="not installed"), private_pubsub_emulator():
+        pass

@@ -19,6 +19,9 @@ from sluiceway.broker.pubsub_feed import split_deferred
 from sluiceway.broker.pubsub_settings import pubsub_settings
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import BrokerError, ConfigError
+from sluiceway.gates.quota_redis import RedisQuotaStore
+from sluiceway.gates.quota_store import MemoryQuotaStore
+from sluiceway.gates.quota_stores import open_quota_stores
 from sluiceway.wire import decode_envelope
 
 from .pubsub_fake import FakePubSub
@@ -203,3 +206,15 @@ async def test_an_unreachable_service_fails_at_start_as_a_broker_error(fake: Fak
 
     with pytest.raises(BrokerError, match="not reachable"):
         await open_pubsub_broker(options(), Unreachable())
+
+
+async def test_quota_gates_with_an_address_count_in_redis(fake: FakePubSub) -> None:
+    fake.add(SUB_PATH, TOPIC)
+    broker = await open_on(fake)
+    stores = await open_quota_stores("gcp-pubsub", broker, options())
+    try:
+        assert isinstance(stores("redis.example:6379"), RedisQuotaStore)  # as upstream
+        assert isinstance(stores(""), MemoryQuotaStore)  # no address: this process only
+    finally:
+        await stores.aclose()
+        await broker.aclose()
