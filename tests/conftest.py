@@ -1,4 +1,4 @@
-"""Shared fixtures: private Redis and Prometheus (docs/design-rules.md rule 3).
+"""Shared fixtures: private Redis, Prometheus and Pub/Sub emulator (docs/design-rules.md rule 3).
 
 A missing binary skips the test locally and fails it under SLUICEWAY_REQUIRE_SERVICES=1.
 """
@@ -13,9 +13,11 @@ import pytest
 
 from sluiceway.localservices import (
     PrometheusServer,
+    PubSubEmulator,
     RedisServer,
     ServiceUnavailable,
     private_prometheus,
+    private_pubsub_emulator,
     private_redis,
     services_required,
 )
@@ -32,6 +34,31 @@ def _enter(stack: ExitStack, cm: AbstractContextManager[Any]) -> Any:
         return stack.enter_context(cm)
     except ServiceUnavailable as exc:
         _unavailable(exc)
+
+
+@pytest.fixture(scope="session")
+def _session_pubsub() -> Iterator[PubSubEmulator]:
+    # The emulator installs from no registry: absent, it is a skip even in CI; installed, a
+    # failure to start fails the test.
+    try:
+        emulator = private_pubsub_emulator()
+        server = emulator.__enter__()
+    except ServiceUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        yield server
+    finally:
+        emulator.__exit__(None, None, None)
+
+
+@pytest.fixture
+def pubsub_emulator(
+    _session_pubsub: PubSubEmulator, monkeypatch: pytest.MonkeyPatch
+) -> PubSubEmulator:
+    """A private Pub/Sub emulator (shared by the session); clients of this test find it
+    through ``PUBSUB_EMULATOR_HOST``. Tests name their own topics, so they do not mix."""
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", _session_pubsub.host_port)
+    return _session_pubsub
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -22,10 +23,13 @@ from sluiceway.ports import free_port
 
 __all__ = [
     "PrometheusServer",
+    "PubSubEmulator",
     "RedisServer",
     "ServiceUnavailable",
     "private_prometheus",
+    "private_pubsub_emulator",
     "private_redis",
+    "pubsub_emulator_installed",
     "services_required",
 ]
 
@@ -75,15 +79,20 @@ def _binary(name: str) -> str:
     return path
 
 
-def _wait_until(check: Callable[[], bool], proc: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + _START_TIMEOUT_S
+def _wait_until(
+    check: Callable[[], bool],
+    proc: subprocess.Popen[bytes],
+    what: str,
+    timeout: float = _START_TIMEOUT_S,
+) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited with code {proc.returncode} during start-up")
         if check():
             return
         time.sleep(0.02)
-    raise RuntimeError(f"{what} did not become ready within {_START_TIMEOUT_S} s")
+    raise RuntimeError(f"{what} did not become ready within {timeout} s")
 
 
 def _tcp_open(host: str, port: int) -> bool:
@@ -187,3 +196,76 @@ def _prometheus_config(targets: list[str], interval: str, labels: Mapping[str, s
         f"    static_configs:\n      - targets: [{quoted}]\n"
         f"        labels: {{{label_map}}}\n"
     )
+
+
+@dataclass(frozen=True)
+class PubSubEmulator:
+    """A private Google Cloud Pub/Sub emulator; clients find it through ``host_port``."""
+
+    host: str
+    port: int
+
+    @property
+    def host_port(self) -> str:
+        """The value of ``PUBSUB_EMULATOR_HOST`` for clients of this emulator."""
+        return f"{self.host}:{self.port}"
+
+
+def _gcloud_sdk_root() -> Path | None:
+    gcloud = shutil.which("gcloud")
+    if gcloud is None:
+        return None
+    return Path(os.path.realpath(gcloud)).parent.parent
+
+
+def pubsub_emulator_installed() -> bool:
+    """True where gcloud and its Pub/Sub emulator component are both installed."""
+    root = _gcloud_sdk_root()
+    return root is not None and (root / "platform" / "pubsub-emulator").is_dir()
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    # gcloud starts the emulator (a JVM) as a child: stop the whole process group it leads.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def private_pubsub_emulator() -> Iterator[PubSubEmulator]:
+    """A throwaway Pub/Sub emulator (``gcloud beta emulators pubsub start``) on a free loopback
+    port, with its data and gcloud's own configuration in a temporary directory."""
+    if not pubsub_emulator_installed():
+        raise ServiceUnavailable(
+            "the Pub/Sub emulator is not installed (gcloud with google-cloud-cli-pubsub-emulator)"
+        )
+    gcloud = _binary("gcloud")
+    with tempfile.TemporaryDirectory(prefix="sluiceway-pubsub-") as tmp:
+        port = free_port()
+        Path(tmp, "data").mkdir()
+        args = [
+            gcloud,
+            "beta",
+            "emulators",
+            "pubsub",
+            "start",
+            f"--host-port=127.0.0.1:{port}",
+            f"--data-dir={tmp}/data",
+            "--quiet",
+        ]
+        env = {**os.environ, "CLOUDSDK_CONFIG": f"{tmp}/gcloud"}
+        with open(f"{tmp}/emulator.log", "wb") as out:
+            proc = subprocess.Popen(
+                args, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        try:
+            ready = f"http://127.0.0.1:{port}/"
+            _wait_until(lambda: _http_ok(ready), proc, "pubsub emulator", 60.0)
+            yield PubSubEmulator("127.0.0.1", port)
+        finally:
+            _stop_group(proc)

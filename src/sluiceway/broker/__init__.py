@@ -17,6 +17,7 @@ from sluiceway.errors import ConfigError
 __all__ = ["BROKER_TYPES", "open_broker"]
 
 BROKER_TYPES: dict[str, str] = {
+    "gcp-pubsub": "sluiceway.broker.pubsub:open_pubsub_broker",
     "memory": "sluiceway.broker.memory:open_memory_broker",
     "redis-sortedset": "sluiceway.broker.redis:open_redis_broker",
     "sqlite": "sluiceway.broker.sqlite:open_sqlite_broker",

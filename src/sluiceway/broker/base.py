@@ -55,7 +55,10 @@ import json
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from sluiceway.clock import Clock
 
 __all__ = [
     "CANCEL_MARKER_TTL_SECONDS",
@@ -400,13 +403,16 @@ class BrokerOptions:
     ``url``: backend address (``redis://...``, a SQLite path, or None for memory); ``time_scale``:
     the process time scale (Redis TTLs are divided by it, docs/design-rules.md rule 1);
     ``settings``: the raw transport config mapping (mode, addrs, master_name, ...), for
-    backend-specific keys; ``url_aliases``: other URLs that name the same server.
+    backend-specific keys; ``url_aliases``: other URLs that name the same server; ``clock``:
+    the processor's clock, for backends that must turn instants into durations (Pub/Sub ack
+    deadlines), None where the backend needs none.
     """
 
     url: str | None = None
     time_scale: float = 1.0
     settings: Mapping[str, object] = field(default_factory=dict)
     url_aliases: tuple[str, ...] = ()
+    clock: Clock | None = None
 
 
 class BrokerFactory(Protocol):

@@ -119,4 +119,7 @@ async def open_quota_stores(transport: str, broker: Broker, options: BrokerOptio
         return await _redis_stores(broker, options)
     if transport == "sqlite":
         return await _sqlite_stores(broker, options)
+    if transport == "gcp-pubsub":  # a gate's ``address`` is a Redis server, as upstream
+        make_redis = _redis_maker(None, options.time_scale)
+        return QuotaStores(default=MemoryQuotaStore(), make_redis=make_redis)
     return QuotaStores(default=MemoryQuotaStore())

@@ -56,7 +56,16 @@ _TRANSPORT_KEYS: Final[dict[str, frozenset[str]]] = {
             "queues",
         }
     ),
-    "gcp-pubsub": frozenset({"project_id", "result_topic_id", "batch_size", "topics"}),
+    "gcp-pubsub": frozenset(
+        {
+            "project_id",
+            "result_topic_id",
+            "batch_size",
+            "topics",
+            "poll_interval_ms",
+            "claim_lease_ttl_seconds",
+        }
+    ),
     "sqlite": frozenset(
         {
             "path",

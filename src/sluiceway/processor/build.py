@@ -13,6 +13,7 @@ from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.broker.redis_gates import RedisGateClients
+from sluiceway.clock import Clock
 from sluiceway.config.processor import MergePolicyConfig, QueueConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
 from sluiceway.errors import ConfigError
@@ -84,7 +85,7 @@ def runtime_settings(
             PoolSpec(p.id, p.workers, p.gate_type, dict(p.gate_params)) for p in config.pools
         ),
         merge=merge_spec(config.merge_policy),
-        result_queue_name=tc.result_queue_name,
+        result_queue_name=tc.result_topic_id if key == "topics" else tc.result_queue_name,
         batch_size=tc.batch_size,
         poll_interval=tc.poll_interval_ms / 1000.0,
         claim_lease=tc.claim_lease_ttl_seconds,
@@ -113,18 +114,17 @@ class Backend:
         await self.broker.aclose()
 
 
-async def open_backend(config: ProcessorConfig, *, time_scale: float) -> Backend:
+async def open_backend(
+    config: ProcessorConfig, *, time_scale: float, clock: Clock | None = None
+) -> Backend:
     """Open the transport's broker and quota stores."""
-    if config.transport == "gcp-pubsub":
-        raise ConfigError(
-            "the gcp-pubsub transport is not implemented in this version", field="transport"
-        )
     tc = config.transport_config
     options = BrokerOptions(
         url=tc.url or None,
         time_scale=time_scale,
-        settings=tc.model_dump(exclude={"queues", "topics"}),
+        settings=tc.model_dump(exclude={"queues"}),
         url_aliases=config.url_aliases,
+        clock=clock,
     )
     broker = await open_broker(config.transport, options)
     try:

@@ -155,7 +155,7 @@ async def run_processor(
     else:
         signals.drain, signals.force = stop, force or signals.force
     async with contextlib.AsyncExitStack() as stack:
-        backend = await open_backend(config, time_scale=clock.scale)
+        backend = await open_backend(config, time_scale=clock.scale, clock=clock)
         stack.push_async_callback(backend.aclose)
         processor = Processor(
             runtime_settings(config, backlog_interval=backlog_interval),
