@@ -238,3 +238,12 @@ async def collect(broker: MemoryBroker, count: int, *, within: float) -> list[Re
 
 def sample_value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
     return registry.get_sample_value(f"llm_d_async_async_{name}", labels)
+
+
+async def wait_until(predicate: Callable[[], bool], *, within: float = 10.0) -> None:
+    """Poll a condition that offers no event (a metric), bounded in wall time."""
+    end = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)
