@@ -147,14 +147,20 @@ class Env:
         return self.sim.urls[0]
 
 
+def trace_of(pool: SimPool) -> Trace:
+    """A trace fed by the (single) simulator engine's start and end events."""
+    trace = Trace()
+    pool.engines[0].labels.subscribe(trace)
+    return trace
+
+
 @asynccontextmanager
 async def sim_and_prometheus(
     prometheus_factory: Callable[..., PrometheusServer], sim: SimConfig = SIM
 ) -> AsyncIterator[Env]:
     clock = RealClock()
     async with running_simulator(sim, clock=clock) as pool:
-        trace = Trace()
-        pool.engines[0].labels.subscribe(trace)
+        trace = trace_of(pool)
         target = pool.urls[0].removeprefix("http://")
         prom = prometheus_factory([target], target_labels={"inference_pool": POOL})
         yield Env(pool, prom, trace, clock)
