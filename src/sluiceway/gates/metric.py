@@ -105,6 +105,7 @@ class MetricGate(BudgetGate):
         self._credit_window = 2 * refresher.period
         self._recent: dict[int, float] = {}  # admission number -> scaled time, until finished
         self._admitted = 0
+        self._marked: Reading | None = None
         self.blind = False
         shared = ctx.services.get(SIGNALS_SERVICE) is hub
         self.owned_hub: SignalHub | None = None if shared else hub
@@ -145,6 +146,9 @@ class MetricGate(BudgetGate):
         return CONTINUE
 
     def _mark(self, reading: Reading) -> None:
+        if reading is self._marked:  # already exported and logged (the hot path)
+            return
+        self._marked = reading
         blind = not reading.available
         self._gauges.gate_signal(
             self._labels, available=not blind, value=reading.value, threshold=self._threshold
