@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import CONTINUE, REFUSE, BudgetGate, Decision, GateRequest, Holdings
@@ -99,7 +99,7 @@ class MetricGate(BudgetGate):
         self._name = name
         self._labels = {**ctx.labels, "inference_pool": pool}
         gauges = ctx.services.get(GAUGES_SERVICE)
-        self._gauges: SignalGauges = gauges if gauges is not None else _NoGauges()  # type: ignore[assignment]
+        self._gauges = cast(SignalGauges, gauges) if gauges is not None else _NoGauges()
         self._unsubscribe = refresher.subscribe(ctx.wake)
         self._workers = max(1, ctx.workers)
         self._credit_window = 2 * refresher.period
