@@ -11,7 +11,13 @@ import pytest
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Holdings, Verdict
 from sluiceway.gates.factory import GateContext
-from sluiceway.gates.metric import GAUGES_SERVICE, SIGNALS_SERVICE, MetricGate, clamp01
+from sluiceway.gates.metric import (
+    CREDIT_PERIODS,
+    GAUGES_SERVICE,
+    SIGNALS_SERVICE,
+    MetricGate,
+    clamp01,
+)
 from sluiceway.signals.refresher import SignalHub
 
 from .fakes import SetSource
@@ -91,6 +97,6 @@ async def test_recent_unfinished_admissions_lower_the_budget() -> None:
     assert await gate.budget(NOW) == 1.0
     held = Holdings()
     await gate.apply(make_request(), held, NOW)
-    window = 2 * gate.refresher.period
+    window = CREDIT_PERIODS * gate.refresher.period
     assert await gate.budget(NOW + window) == 1.0  # old enough for the signal to show it
     await gate.aclose()
