@@ -8,7 +8,7 @@ the exit from fallback. ``gate_metric_value`` / ``gate_metric_threshold`` carry 
 read and the gate's threshold, labelled with the owner and ``inference_pool``.
 
 In-flight credit: a signal lags the requests it measures (a scrape, then a refresh), so each
-request this gate admitted within the last two refresh periods and not yet finished lowers the
+request this gate admitted within the last three refresh periods and not yet finished lowers the
 budget by 1/W. A stale open signal therefore lets at most about half the pool through per lag
 instead of all of it; once the signal has caught up (or the request has finished) the credit
 lapses, so a steadily open signal still opens the whole pool.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import CONTINUE, REFUSE, BudgetGate, Decision, GateRequest, Holdings
@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 SIGNALS_SERVICE = "signals"  # GateContext.services key of the process's SignalHub
 GAUGES_SERVICE = "gate_gauges"  # GateContext.services key of the SignalGauges
+CREDIT_PERIODS = 3  # refresh periods an admission counts as credit: the scrape, the refresh, slack
 
 
 class SignalGauges(Protocol):
@@ -99,12 +100,13 @@ class MetricGate(BudgetGate):
         self._name = name
         self._labels = {**ctx.labels, "inference_pool": pool}
         gauges = ctx.services.get(GAUGES_SERVICE)
-        self._gauges: SignalGauges = gauges if gauges is not None else _NoGauges()  # type: ignore[assignment]
+        self._gauges = cast(SignalGauges, gauges) if gauges is not None else _NoGauges()
         self._unsubscribe = refresher.subscribe(ctx.wake)
         self._workers = max(1, ctx.workers)
-        self._credit_window = 2 * refresher.period
+        self._credit_window = CREDIT_PERIODS * refresher.period
         self._recent: dict[int, float] = {}  # admission number -> scaled time, until finished
         self._admitted = 0
+        self._marked: Reading | None = None
         self.blind = False
         shared = ctx.services.get(SIGNALS_SERVICE) is hub
         self.owned_hub: SignalHub | None = None if shared else hub
@@ -145,6 +147,9 @@ class MetricGate(BudgetGate):
         return CONTINUE
 
     def _mark(self, reading: Reading) -> None:
+        if reading is self._marked:  # already exported and logged (the hot path)
+            return
+        self._marked = reading
         blind = not reading.available
         self._gauges.gate_signal(
             self._labels, available=not blind, value=reading.value, threshold=self._threshold

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.factory import GateContext
@@ -49,4 +49,4 @@ def redis_backend(ctx: GateContext, gate_type: str) -> RedisGateBackend:
     backend = ctx.services.get(REDIS_GATES_SERVICE)
     if backend is None:
         raise ConfigError(f"gate type {gate_type!r} needs Redis access", field="gate_type")
-    return backend  # type: ignore[return-value]
+    return cast(RedisGateBackend, backend)

@@ -147,14 +147,20 @@ class Env:
         return self.sim.urls[0]
 
 
+def trace_of(pool: SimPool) -> Trace:
+    """A trace fed by the (single) simulator engine's start and end events."""
+    trace = Trace()
+    pool.engines[0].labels.subscribe(trace)
+    return trace
+
+
 @asynccontextmanager
 async def sim_and_prometheus(
     prometheus_factory: Callable[..., PrometheusServer], sim: SimConfig = SIM
 ) -> AsyncIterator[Env]:
     clock = RealClock()
     async with running_simulator(sim, clock=clock) as pool:
-        trace = Trace()
-        pool.engines[0].labels.subscribe(trace)
+        trace = trace_of(pool)
         target = pool.urls[0].removeprefix("http://")
         prom = prometheus_factory([target], target_labels={"inference_pool": POOL})
         yield Env(pool, prom, trace, clock)
@@ -238,3 +244,12 @@ async def collect(broker: MemoryBroker, count: int, *, within: float) -> list[Re
 
 def sample_value(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
     return registry.get_sample_value(f"llm_d_async_async_{name}", labels)
+
+
+async def wait_until(predicate: Callable[[], bool], *, within: float = 10.0) -> None:
+    """Poll a condition that offers no event (a metric), bounded in wall time."""
+    end = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)

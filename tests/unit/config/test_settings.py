@@ -64,11 +64,21 @@ def test_prometheus_gates_need_a_url(tmp_path: Path) -> None:
         tmp_path, "p.json", [{"id": "default", "workers": 2, "gate_type": "wait-on-refuse",
                               "gate_params": {"gate": gate}}]
     )  # fmt: skip
-    with pytest.raises(ConfigError, match="prometheus-url"):
+    with pytest.raises(ConfigError) as info:
         load_processor_settings(pool_config_file=pools, env={})
+    assert info.value.field == "--prometheus-url"
     load_processor_settings(
         pool_config_file=pools, overrides={"prometheus_url": "http://prom:9090"}, env={}
     )
+
+
+def test_values_file_without_prometheus_url_names_its_key(tmp_path: Path) -> None:
+    text = (GUIDE / "values-redis-saturation-prometheus.yaml").read_text()
+    path = tmp_path / "values.yaml"
+    path.write_text(text.replace("  prometheusURL: PROM_URL\n", ""))
+    with pytest.raises(ConfigError) as info:
+        load_processor_settings(config_file=path, env={})
+    assert info.value.field == "ap.prometheusURL"
 
 
 def test_watch_interval_needs_a_file() -> None:

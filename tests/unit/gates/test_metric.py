@@ -11,7 +11,13 @@ import pytest
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Holdings, Verdict
 from sluiceway.gates.factory import GateContext
-from sluiceway.gates.metric import GAUGES_SERVICE, SIGNALS_SERVICE, MetricGate, clamp01
+from sluiceway.gates.metric import (
+    CREDIT_PERIODS,
+    GAUGES_SERVICE,
+    SIGNALS_SERVICE,
+    MetricGate,
+    clamp01,
+)
 from sluiceway.signals.refresher import SignalHub
 
 from .fakes import SetSource
@@ -78,4 +84,19 @@ async def test_no_series_is_blind_and_default_fallback_is_closed() -> None:
     assert await gate.budget(NOW) == 0.0 and gate.blind
     decision = await gate.apply(make_request(), Holdings(), NOW)
     assert decision.verdict is Verdict.REFUSE
+    await gate.aclose()
+
+
+async def test_recent_unfinished_admissions_lower_the_budget() -> None:
+    gate, _, _ = _gate(SetSource(1.0))  # W = 1 in this context: each admission costs 1/1
+    first = Holdings()
+    assert (await gate.apply(make_request(), first, NOW)).admitted
+    assert gate.credit(NOW) == 1 and await gate.budget(NOW) == 0.0
+    assert (await gate.apply(make_request(), Holdings(), NOW)).verdict is Verdict.REFUSE
+    await first.release_all()  # finished: its credit lapses at once
+    assert await gate.budget(NOW) == 1.0
+    held = Holdings()
+    await gate.apply(make_request(), held, NOW)
+    window = CREDIT_PERIODS * gate.refresher.period
+    assert await gate.budget(NOW + window) == 1.0  # old enough for the signal to show it
     await gate.aclose()
