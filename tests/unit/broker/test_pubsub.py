@@ -11,14 +11,12 @@ from dataclasses import replace
 
 import pytest
 from google.api_core import exceptions
-from sluiceway.gates.quota_redis import RedisQuotaStore
-from sluiceway.gates.quota_stores import open_quota_stores
 
 from sluiceway.broker.base import BrokerOptions, Claim, Entry, ResultWrite, claim_key
 from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
 from sluiceway.broker.pubsub_api import SubscriptionInfo
-from sluiceway.broker.pubsub_feed import split_deferred
-from sluiceway.broker.pubsub_settings import pubsub_settings
+from sluiceway.broker.quota_redis import RedisQuotaStore
+from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import BrokerError, ConfigError
 from sluiceway.gates.quota_store import MemoryQuotaStore
@@ -166,21 +164,6 @@ async def test_a_missing_result_topic_fails_at_start(fake: FakePubSub) -> None:
     with pytest.raises(ConfigError) as caught:
         await open_on(fake)
     assert caught.value.field == "result_topic_id"
-
-
-def test_settings_scale_the_lease_and_cap_it_at_600_seconds() -> None:
-    assert pubsub_settings(options(claim_lease_ttl_seconds=1200)).lease_seconds == 600
-    scaled = BrokerOptions(time_scale=10, settings=options().settings)
-    assert pubsub_settings(scaled).lease_seconds == 3
-    with pytest.raises(ConfigError):
-        pubsub_settings(BrokerOptions(settings={"result_topic_id": "r"}))
-
-
-def test_a_backoff_beyond_one_ack_deadline_is_extended_until_the_rest_fits() -> None:
-    final, extend = split_deferred({"near": 1000.0 + 590, "far": 1000.0 + 900}, 1000.0)
-    assert final == [("near", 590)] and extend == ["far"]
-    final, extend = split_deferred({"late": 999.0}, 1000.0)
-    assert final == [("late", 0)] and extend == []
 
 
 async def test_a_long_backoff_keeps_the_message_leased_here(fake: FakePubSub) -> None:

@@ -19,6 +19,7 @@ NAMED = {
     "broker/redis.py": "test_redis_broker.py",
     "broker/sqlite.py": "test_sqlite_broker.py",
     "broker/lua/__init__.py": "test_lua.py",
+    "broker/pubsub_api.py": "test_pubsub_broker.py",  # the gRPC client, against the emulator
 }
 TEST_ROOTS = (ROOT / "tests" / "unit", ROOT / "tests" / "integration")
 
