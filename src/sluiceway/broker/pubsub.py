@@ -435,4 +435,3 @@ async def open_pubsub_broker(options: BrokerOptions, api: PubSubApi | None = Non
         await broker.aclose()
         raise
     return broker
-

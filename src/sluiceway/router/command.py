@@ -19,6 +19,8 @@ from sluiceway.errors import ConfigError, SluicewayError
 from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
 
 if TYPE_CHECKING:
+    from sluiceway.clock import Clock
+    from sluiceway.router.app import RouterApp
     from sluiceway.router.objectives import ObjectiveTable
 
 __all__ = ["read_endpoints", "register"]
@@ -77,6 +79,13 @@ def router(
     drain_timeout: Annotated[str, Opt("--drain-timeout")] = "30s",
     health_interval: Annotated[str, Opt("--health-interval")] = "1s",
     prefix_affinity: Annotated[bool, Opt("--prefix-affinity")] = False,
+    metrics_scrape_interval: Annotated[
+        str,
+        Opt(
+            "--metrics-scrape-interval",
+            help="Scrape each endpoint's /metrics this often (0: use the router's own counts).",
+        ),
+    ] = "0",
     host: Annotated[str, Opt("--host")] = "127.0.0.1",
     port: Port = 8081,
     ports_file: PortsFile = None,
@@ -116,6 +125,9 @@ def router(
             background.append(_kube_job(table, pool_name, namespace))
         clock = make_clock(time_scale, time_anchor)
         app, built_notes = build_router(picker, settings, clock, objectives=table)
+        scrape_every = _seconds(metrics_scrape_interval, "--metrics-scrape-interval")
+        if scrape_every > 0:
+            background.append(_scrape_job(app, settings.endpoints, scrape_every, clock))
         for note in [*notes, *built_notes]:
             typer.echo(f"note: {note}", err=True)
         listen = Listen(host, port, ports_file)
@@ -123,6 +135,17 @@ def router(
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _scrape_job(
+    app: RouterApp, urls: tuple[str, ...], interval: float, clock: Clock
+) -> Callable[[], Coroutine[Any, Any, None]]:
+    """Endpoint load from scraped vLLM metrics instead of the router's own counts."""
+    from sluiceway.router.load import ScrapedLoad
+
+    source = ScrapedLoad(clock)
+    app.gateway.pool.set_load_source(source)
+    return lambda: source.run(urls, interval=interval, on_scrape=app.gateway.kick)
 
 
 def _kube_job(

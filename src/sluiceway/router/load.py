@@ -10,9 +10,17 @@ when a scrape lands.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
-__all__ = ["EndpointLoad", "InFlightLoad", "LoadSource"]
+import aiohttp
+
+from sluiceway.clock import Clock
+from sluiceway.observability import names
+from sluiceway.signals.scrape import parse_metrics, select
+
+__all__ = ["EndpointLoad", "InFlightLoad", "LoadSource", "ScrapedLoad"]
 
 
 class EndpointLoad(NamedTuple):
@@ -37,3 +45,53 @@ class InFlightLoad:
 
     def load(self, url: str, inflight: int, now: float) -> EndpointLoad:
         return EndpointLoad(inflight, 0.0, now)
+
+
+class ScrapedLoad:
+    """Each endpoint's last ``/metrics`` scrape: ``vllm:num_requests_waiting`` and
+    ``vllm:kv_cache_usage_perc`` (any accepted spelling), stamped with the router's clock.
+
+    :meth:`run` scrapes every endpoint each ``interval`` scaled seconds and calls ``on_scrape``
+    after each round (the router's ``kick``: capacity may have changed). An endpoint never
+    scraped, or whose page cannot be read, falls back to the router's own in-flight view with
+    the time of its last good scrape, so the utilization detector sees it as stale.
+    """
+
+    def __init__(self, clock: Clock, *, timeout: float = 2.0) -> None:
+        self._clock = clock
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._last: dict[str, EndpointLoad] = {}
+
+    def load(self, url: str, inflight: int, now: float) -> EndpointLoad:
+        found = self._last.get(url)
+        if found is None:
+            return EndpointLoad(inflight, 0.0, now)
+        return found
+
+    def record(self, url: str, text: str) -> None:
+        """Keep what one scrape of ``url`` found."""
+        samples = parse_metrics(text)
+        waiting = select(samples, names.VLLM_NUM_REQUESTS_WAITING)
+        kv = select(samples, names.VLLM_KV_CACHE_USAGE_PERC)
+        self._last[url] = EndpointLoad(
+            int(sum(s.value for s in waiting)) if waiting else None,
+            max(s.value for s in kv) if kv else None,
+            self._clock.now(),
+        )
+
+    async def scrape(self, session: aiohttp.ClientSession, url: str) -> None:
+        try:
+            async with session.get(f"{url}/metrics", timeout=self._timeout) as resp:
+                if resp.status == 200:
+                    self.record(url, await resp.text())
+        except (TimeoutError, aiohttp.ClientError):
+            return  # the last good sample ages; the detector judges its staleness
+
+    async def run(
+        self, urls: Sequence[str], *, interval: float, on_scrape: Callable[[], None]
+    ) -> None:
+        async with aiohttp.ClientSession() as session:
+            while True:
+                await asyncio.gather(*(self.scrape(session, u) for u in urls))
+                on_scrape()
+                await self._clock.sleep(interval)
