@@ -71,11 +71,19 @@ def build_coordinator(
 
 @contextlib.asynccontextmanager
 async def open_coordinator(
-    config: CoordinatorConfig, *, clock: Clock, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    config: CoordinatorConfig,
+    *,
+    clock: Clock,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    gateway: GatewayClient | None = None,
 ) -> AsyncIterator[Coordinator]:
-    """Open the broker, quota store and gateway of ``config``; close them on exit."""
+    """Open the broker, quota store and gateway of ``config``; close them on exit.
+
+    ``gateway``: where passthrough goes instead of ``gateway.address`` (the router's
+    in-process handler when the coordinator is mounted in the router).
+    """
     params = config.broker
-    if not config.upstream_url:
+    if gateway is None and not config.upstream_url:
         raise ConfigError("no passthrough target", field="gateway.address")
     transport = transport_of(params.redis_url)
     options = BrokerOptions(url=_broker_url(params.redis_url, transport), time_scale=clock.scale)
@@ -84,8 +92,9 @@ async def open_coordinator(
         stack.push_async_callback(broker.aclose)
         stores = await open_quota_stores(transport, broker, options)
         stack.push_async_callback(stores.aclose)
-        gateway = HttpGatewayClient(config.upstream_url, timeout=float(config.gateway.timeout))
-        stack.push_async_callback(gateway.aclose)
+        if gateway is None:
+            gateway = HttpGatewayClient(config.upstream_url, timeout=float(config.gateway.timeout))
+            stack.push_async_callback(gateway.aclose)
         yield build_coordinator(
             params,
             broker=broker,

@@ -20,8 +20,10 @@ from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
 
 if TYPE_CHECKING:
     from sluiceway.clock import Clock
+    from sluiceway.config.coordinator import CoordinatorConfig
     from sluiceway.router.app import RouterApp
     from sluiceway.router.objectives import ObjectiveTable
+    from sluiceway.router.serve import Listen
 
 __all__ = ["read_endpoints", "register"]
 
@@ -92,6 +94,13 @@ def router(
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
     log_level: Annotated[str, Opt("--log-level")] = "info",
+    coordinator_config: Annotated[
+        Path | None,
+        Opt(
+            "--coordinator-config",
+            help="Also serve the coordinator of this file on the same port (in process).",
+        ),
+    ] = None,
 ) -> None:
     """Run the router: flow control in front of a pool of model servers."""
     level = log_level.upper()
@@ -131,7 +140,11 @@ def router(
         for note in [*notes, *built_notes]:
             typer.echo(f"note: {note}", err=True)
         listen = Listen(host, port, ports_file)
-        _run(serve_router(app, listen, background=background))
+        if coordinator_config is None:
+            _run(serve_router(app, listen, background=background))
+        else:
+            front = _coordinator_config(coordinator_config)
+            _run(_serve_with_coordinator(app, listen, background, front, clock))
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -146,6 +159,35 @@ def _scrape_job(
     source = ScrapedLoad(clock)
     app.gateway.pool.set_load_source(source)
     return lambda: source.run(urls, interval=interval, on_scrape=app.gateway.kick)
+
+
+def _coordinator_config(path: Path) -> CoordinatorConfig:
+    from sluiceway.config.coordinator import load_coordinator_config
+    from sluiceway.config.documents import read_document
+
+    loaded = load_coordinator_config(read_document(path))
+    for warning in loaded.warnings:
+        typer.echo(f"note: {path}: {warning}", err=True)
+    return loaded.value
+
+
+async def _serve_with_coordinator(
+    app: RouterApp,
+    listen: Listen,
+    background: list[Callable[[], Coroutine[Any, Any, None]]],
+    config: CoordinatorConfig,
+    clock: Clock,
+) -> None:
+    """The router with the coordinator mounted: mode-header requests and ``/v1/requests/``
+    go to the coordinator, whose passthrough calls the router's handler in process."""
+    from sluiceway.coordinator.gateway import InProcessGateway
+    from sluiceway.coordinator.server import open_coordinator
+    from sluiceway.router.serve import serve_router
+
+    gateway = InProcessGateway(app.passthrough)
+    async with open_coordinator(config, clock=clock, gateway=gateway) as front:
+        app.mount_coordinator(front.app(), mode_header=config.broker.mode_header)
+        await serve_router(app, listen, background=background)
 
 
 def _kube_job(
