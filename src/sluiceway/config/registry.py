@@ -82,6 +82,7 @@ IMPLEMENTED: Final[dict[str, str]] = {
     "composite": "sluiceway.gates.composite:CompositeParams",
     "wait-on-refuse": "sluiceway.gates.wait_on_refuse:WaitOnRefuseParams",
     "redis-quota": "sluiceway.gates.quota:QuotaParams",
+    "sql-quota": "sluiceway.gates.quota:QuotaParams",
     "global-strict-fairness-policy": "sluiceway.flowcontrol.params:GlobalStrictParams",
     "round-robin-fairness-policy": "sluiceway.flowcontrol.params:RoundRobinParams",
     "token-fair-fairness-policy": "sluiceway.flowcontrol.params:TokenFairParams",

@@ -30,6 +30,7 @@ GATE_BUILDERS: dict[str, str] = {
     "composite": "sluiceway.gates.composite:build",
     "wait-on-refuse": "sluiceway.gates.wait_on_refuse:build",
     "redis-quota": "sluiceway.gates.quota:build",
+    "sql-quota": "sluiceway.gates.quota:build",
 }
 
 
