@@ -39,9 +39,13 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.AdminShutdownError,
     asyncpg.exceptions.CannotConnectNowError,
     asyncpg.exceptions.CrashShutdownError,
+    # A connection the server closed while it sat idle in the pool fails its next statement
+    # with a protocol-state error rather than a connection error.
+    asyncpg.exceptions.InternalClientError,
 )
 _BACKOFF_START = 0.05
 _BACKOFF_MAX = 2.0
+_OUTAGE_QUIET_SECONDS = 30.0
 
 
 def dsn_from(url: str | None, env: dict[str, str] | None = None) -> str:
@@ -79,16 +83,28 @@ async def migrate(conn: asyncpg.Connection) -> tuple[int, int]:
 
 
 class _Outage:
-    """One warning when the connection is lost, one line when it is back."""
+    """One warning when the connection is lost, one line when it is back.
+
+    Pooled connections the server dropped fail one by one as they are next used, possibly
+    after a fresh one already worked: failures within :data:`_OUTAGE_QUIET_SECONDS` of the
+    last warning belong to the same outage and are not reported again.
+    """
 
     def __init__(self, where: str) -> None:
         self._where = where
         self._since: float | None = None
+        self._warned_at: float | None = None
 
-    def lost(self, exc: BaseException) -> None:
-        if self._since is None:
-            self._since = asyncio.get_running_loop().time()
-            log.warning("lost the PostgreSQL connection to %s (%s); reconnecting", self._where, exc)
+    def lost(self, exc: BaseException) -> bool:
+        """Note a failure; True when it starts a new outage (the caller drops stale links)."""
+        if self._since is not None:
+            return False
+        now = self._since = asyncio.get_running_loop().time()
+        if self._warned_at is not None and now - self._warned_at < _OUTAGE_QUIET_SECONDS:
+            return False
+        self._warned_at = now
+        log.warning("lost the PostgreSQL connection to %s (%s); reconnecting", self._where, exc)
+        return True
 
     def back(self) -> None:
         if self._since is not None:
@@ -142,12 +158,12 @@ class PostgresDatabase:
         while True:
             self.round_trips += 1
             try:
-                async with self._pool.acquire() as conn:
-                    out = await step(conn)
+                out = await self._on_pooled(step)
             except CONNECTION_ERRORS as exc:
                 if self._closed or loop.time() + backoff > give_up:
                     raise BrokerError(f"PostgreSQL at {self.where} unreachable: {exc}") from exc
-                self._outage.lost(exc)
+                if self._outage.lost(exc):
+                    await self._pool.expire_connections()  # the others are likely dead too
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
@@ -155,6 +171,18 @@ class PostgresDatabase:
                 raise BrokerError(f"PostgreSQL statement failed: {exc}") from exc
             self._outage.back()
             return out
+
+    async def _on_pooled(self, step: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
+        """Run ``step``; a connection that failed is closed, not handed back for reuse."""
+        assert self._pool is not None
+        conn = await self._pool.acquire()
+        try:
+            return await step(conn)
+        except CONNECTION_ERRORS:
+            conn.terminate()
+            raise
+        finally:
+            await self._pool.release(conn)
 
     async def fetchval(self, sql: str, *args: Any) -> Any:
         return await self.run(lambda c: c.fetchval(sql, *args))
