@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+
 from e2e.e2e_rig import (
     FAIRNESS,
     OBJECTIVE,
@@ -21,7 +22,6 @@ from e2e.e2e_rig import (
     redis_processor,
     team_queues,
 )
-
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.postgres import PostgresBroker, open_postgres_broker
 from sluiceway.clock import RealClock
