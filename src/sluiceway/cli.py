@@ -26,6 +26,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sluiceway.config.command",
     "sluiceway.processor.command",
     "sluiceway.demo.command",
+    "sluiceway.broker.command",
 )
 
 
