@@ -37,9 +37,16 @@ from sluiceway.broker.base import (
     ResultWrite,
     split_claim_key,
 )
+from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.postgres_db import PostgresDatabase, dsn_from
-from sluiceway.broker.postgres_schema import RESULT_CHANNEL, RETRY_CHANNEL, SQL, WORK_CHANNEL
+from sluiceway.broker.postgres_schema import (
+    CANCEL_CHANNEL,
+    RESULT_CHANNEL,
+    RETRY_CHANNEL,
+    SQL,
+    WORK_CHANNEL,
+)
 from sluiceway.broker.wakeup import PollWaker
 
 __all__ = ["IDLE_RECHECK_SECONDS", "PostgresBroker", "open_postgres_broker", "postgres_dsn"]
@@ -101,12 +108,16 @@ class PostgresBroker:
         self._idle = _IdleCache(lambda: db.listening)
         self._lease_hooks = LeaseHooks()
         self._seen: set[str] = set()
+        self._cancels = CancelCache()
 
     async def start_listening(self) -> None:
         """Subscribe to the wake-up channels (called once by the opener)."""
         await self.db.listen(WORK_CHANNEL, self._on_work)
         await self.db.listen(RESULT_CHANNEL, self._results.notify)
         await self.db.listen(RETRY_CHANNEL, lambda _payload: self._idle.bump(_RETRIES))
+        await self.db.listen(CANCEL_CHANNEL, self._cancels.invalidate)
+        self._cancels.set_live(True)
+        self.db.on_lost(lambda: self._cancels.set_live(False))
         self.db.on_reconnect(self._after_reconnect)
 
     def _on_work(self, queue: str) -> None:
@@ -116,6 +127,7 @@ class PostgresBroker:
     def _after_reconnect(self) -> None:
         """Notifications may have been missed: forget what was known and wake every waiter."""
         self._idle.clear()
+        self._cancels.set_live(True)
         for queue in self._seen:
             self._waker.notify(queue)
 
@@ -151,6 +163,7 @@ class PostgresBroker:
         """One statement for the whole batch: the claims and their cancellation checks."""
         if not asks:
             return []
+        since = self._cancels.mark()
         rows = await self.db.fetch(
             SQL.CLAIM_MANY,
             [a.entry.queue for a in asks],
@@ -161,8 +174,14 @@ class PostgresBroker:
             [a.request_id for a in asks],
             [a.request_token for a in asks],
         )
-        pairs = zip(asks, rows, strict=True)
-        return [_outcome(a, bool(won), bool(cancelled)) for a, (won, cancelled) in pairs]
+        outcomes = [
+            _outcome(a, bool(won), bool(cancelled))
+            for a, (won, cancelled) in zip(asks, rows, strict=True)
+        ]
+        for ask, outcome in zip(asks, outcomes, strict=True):
+            if outcome.claim is not None and not outcome.cancelled:
+                self._cancels.remember_clear(ask.request_id, ask.request_token, since=since)
+        return outcomes
 
     async def renew(self, claim: Claim, *, lease_until: float) -> RenewOutcome:
         found = await self.db.fetchval(
@@ -171,6 +190,7 @@ class PostgresBroker:
         return RenewOutcome(found)
 
     async def ack(self, claim: Claim, result: ResultWrite) -> bool:
+        self._cancels.forget(result.request_id)
         return bool(
             await self.db.fetchval(
                 SQL.ACK, claim.queue, claim.key.encode(), claim.owner, result.destination,
@@ -242,7 +262,15 @@ class PostgresBroker:
         return [int(r[0]) for r in await self.db.fetch(SQL.COUNT_DUE, queue, list(limits))]
 
     async def is_cancelled(self, request_id: str, request_token: str) -> bool:
-        return bool(await self.db.fetchval(SQL.IS_CANCELLED, request_id, request_token))
+        """Answered locally for a generation known clear while NOTIFY flows (never a false
+        "cancelled"; a local "not cancelled" lags a cancel by the notification's delivery)."""
+        if self._cancels.known_clear(request_id, request_token):
+            return False
+        since = self._cancels.mark()
+        cancelled = bool(await self.db.fetchval(SQL.IS_CANCELLED, request_id, request_token))
+        if not cancelled:
+            self._cancels.remember_clear(request_id, request_token, since=since)
+        return cancelled
 
     async def wait_for_work(self, queues: Sequence[str], block_for: float) -> bool:
         self._seen.update(queues)

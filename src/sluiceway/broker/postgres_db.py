@@ -127,6 +127,7 @@ class PostgresDatabase:
         self._listener: asyncpg.Connection | None = None
         self._channels: dict[str, Callable[[str], None]] = {}
         self._on_reconnect: list[Callable[[], None]] = []
+        self._on_lost: list[Callable[[], None]] = []
         self._relisten: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -196,6 +197,10 @@ class PostgresDatabase:
         """Call ``hook`` after the listening connection came back (notifications may be lost)."""
         self._on_reconnect.append(hook)
 
+    def on_lost(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` when the listening connection drops (notifications stop)."""
+        self._on_lost.append(hook)
+
     async def listen(self, channel: str, callback: Callable[[str], None]) -> None:
         """Deliver each ``NOTIFY channel, payload`` to ``callback(payload)``."""
         self._channels[channel] = callback
@@ -219,6 +224,8 @@ class PostgresDatabase:
     def _listener_lost(self, _conn: Any) -> None:
         if self._closed or (self._relisten is not None and not self._relisten.done()):
             return
+        for hook in self._on_lost:
+            hook()
         self._relisten = asyncio.get_running_loop().create_task(self._reconnect_listener())
 
     async def _reconnect_listener(self) -> None:

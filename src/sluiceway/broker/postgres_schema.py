@@ -12,7 +12,8 @@ migrate once.
 
 Notifications: a commit that makes an entry pending sends ``NOTIFY sluiceway_work, '<queue>'``;
 a result push sends ``sluiceway_results, '<destination>'``; a parked retry sends
-``sluiceway_retry``. They are wake-ups only: a lost one costs a poll, never an entry.
+``sluiceway_retry``; a cancellation sends ``sluiceway_cancel, '<id>'``. They are wake-ups and
+cache invalidations only: a lost one costs a poll, never an entry.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "CANCEL_CHANNEL",
     "MIGRATIONS",
     "MIGRATION_LOCK",
     "RESULT_CHANNEL",
@@ -33,6 +35,7 @@ SCHEMA: Final = "sluiceway"
 WORK_CHANNEL: Final = "sluiceway_work"
 RESULT_CHANNEL: Final = "sluiceway_results"
 RETRY_CHANNEL: Final = "sluiceway_retry"
+CANCEL_CHANNEL: Final = "sluiceway_cancel"
 # Key of the advisory lock migrations hold (any fixed bigint; this one spells "slcw").
 MIGRATION_LOCK: Final = 0x736C6377
 
@@ -274,6 +277,7 @@ BEGIN
     ('cancel', p_id, v_token, sluiceway.wall_now() + p_expire_after)
   ON CONFLICT (kind, request_id) DO UPDATE
     SET token = excluded.token, expires_at = excluded.expires_at;
+  PERFORM pg_notify('sluiceway_cancel', p_id);
   RETURN true;
 END $$;
 
