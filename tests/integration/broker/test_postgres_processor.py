@@ -8,6 +8,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import asyncpg
 import pytest
@@ -27,6 +28,7 @@ from sluiceway.broker.postgres import PostgresBroker, open_postgres_broker
 from sluiceway.clock import RealClock
 from sluiceway.errors import BrokerError
 from sluiceway.ports import free_port
+from sluiceway.processor.producer import Producer, request
 from sluiceway.sim import SimConfig, running_simulator
 
 pytestmark = [pytest.mark.serial, pytest.mark.slow]
@@ -205,3 +207,33 @@ async def test_a_lost_connection_mid_run_warns_once_and_loses_nothing(
         assert len(lost) == 1
         counts = await quota_counts(postgres_dsn)
         assert all(v == 0 for v in counts.values())
+
+
+async def test_producer_routes_and_cancellation_over_postgres(postgres_dsn: str) -> None:
+    """A producer's own result route; one request cancelled while queued, one in flight (the
+    in-flight check is answered from NOTIFY, so it reacts to a cancel without polling it)."""
+    clock = RealClock(scale=SCALE)
+    slow = SimConfig(max_num_seqs=4, time_to_first_token=0.05, inter_token_latency=0.5)
+    async with running_simulator(slow, instances=1, clock=clock) as sim:
+        started = asyncio.Event()
+        sim.engines[0].labels.subscribe(lambda delta, _pairs: delta > 0 and started.set())
+        broker = await open_postgres_broker(BrokerOptions(url=postgres_dsn))
+        producer = Producer(broker, queue="team-batch", result_queue="route-of-producer-7")
+        deadline = clock.now() + 600
+        body = {"model": "sim-model", "prompt": "hi", "max_tokens": 200}
+        await producer.submit(request("queued", body, deadline=deadline))
+        assert await producer.cancel(["queued"]) == {"queued": True}
+        await producer.submit(request("long", body, deadline=deadline))
+        settings = guide_settings(
+            [replace(q, pool_id="teams") for q in team_queues(sim.urls[0])[2:]], workers=2
+        )
+        async with redis_processor(settings, postgres_dsn, clock, transport="postgres"):
+            first = await producer.get_result(block_for=20)
+            assert first is not None and (first.id, first.error_code) == ("queued", "CANCELLED")
+            await asyncio.wait_for(started.wait(), 20)
+            assert await producer.cancel(["long"]) == {"long": True}
+            second = await producer.get_result(block_for=20)
+        assert second is not None and (second.id, second.error_code) == ("long", "CANCELLED")
+        assert await producer.cancel(["long"]) == {"long": False}
+        assert await broker.result_count("results-list") == 0
+        await broker.aclose()
