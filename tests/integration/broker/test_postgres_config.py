@@ -3,9 +3,12 @@ and bad input named at load time (no database needed)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sluiceway.config.processor import load_transport_config
+from sluiceway.config.settings import load_processor_settings
 from sluiceway.errors import ConfigError
 
 QUEUE = {"queue_name": "team-batch", "igw_base_url": "http://127.0.0.1:1"}
@@ -47,3 +50,14 @@ def test_a_redis_only_key_is_an_error_naming_the_transport() -> None:
     doc = {"url": "postgresql://db/q", "master_name": "m", "queues": [QUEUE]}
     with pytest.raises(ConfigError, match="not a key of transport postgres"):
         load_transport_config(doc, "postgres", env={})
+
+
+def test_a_sql_quota_gate_needs_the_postgres_transport() -> None:
+    gate = {"attribute": "team", "mode": "concurrency", "limit": "1"}
+    queue = {**QUEUE, "gate_type": "sql-quota", "gate_params": gate}
+    doc = json.dumps({"url": "redis://127.0.0.1:1", "queues": [queue]})
+    with pytest.raises(ConfigError, match="sql-quota gate needs --transport postgres"):
+        load_processor_settings(transport="redis-sortedset", transport_config=doc, env={})
+    pg = doc.replace("redis://127.0.0.1:1", "postgresql://db/q")
+    loaded = load_processor_settings(transport="postgres", transport_config=pg, env={})
+    assert loaded.value.transport == "postgres"
