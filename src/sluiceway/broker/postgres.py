@@ -39,6 +39,7 @@ from sluiceway.broker.base import (
 )
 from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.leases import LeaseHooks
+from sluiceway.broker.postgres_batch import AckBatcher
 from sluiceway.broker.postgres_db import PostgresDatabase, dsn_from
 from sluiceway.broker.postgres_schema import (
     CANCEL_CHANNEL,
@@ -109,6 +110,7 @@ class PostgresBroker:
         self._lease_hooks = LeaseHooks()
         self._seen: set[str] = set()
         self._cancels = CancelCache()
+        self._acks = AckBatcher(db)
 
     async def start_listening(self) -> None:
         """Subscribe to the wake-up channels (called once by the opener)."""
@@ -190,13 +192,10 @@ class PostgresBroker:
         return RenewOutcome(found)
 
     async def ack(self, claim: Claim, result: ResultWrite) -> bool:
+        """Fenced ack and result write in one transaction; the acks of one loop turn share a
+        statement (:mod:`sluiceway.broker.postgres_batch`)."""
         self._cancels.forget(result.request_id)
-        return bool(
-            await self.db.fetchval(
-                SQL.ACK, claim.queue, claim.key.encode(), claim.owner, result.destination,
-                result.record, result.expire_after, result.request_id, result.request_token,
-            )
-        )  # fmt: skip
+        return await self._acks.ack(claim, result)
 
     async def release(self, claim: Claim) -> bool:
         done = bool(
@@ -316,6 +315,7 @@ class PostgresBroker:
         await self.db.fetchval(SQL.PING)
 
     async def aclose(self) -> None:
+        await self._acks.aclose()
         await self.db.aclose()
 
 

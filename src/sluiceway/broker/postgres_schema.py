@@ -180,6 +180,20 @@ BEGIN
   RETURN true;
 END $$;
 
+-- The acks of one event-loop turn, each its own fenced step, sent as one statement.
+CREATE FUNCTION sluiceway.ack_many(
+  p_queue text[], p_key bytea[], p_owner text[], p_destination text[], p_record text[],
+  p_expire_after double precision[], p_id text[], p_token text[])
+RETURNS TABLE (done boolean) LANGUAGE plpgsql AS $$
+DECLARE i integer;
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(p_key, 1), 0) LOOP
+    done := sluiceway.ack(p_queue[i], p_key[i], p_owner[i], p_destination[i], p_record[i],
+                          p_expire_after[i], p_id[i], p_token[i]);
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
 CREATE FUNCTION sluiceway.release(p_queue text, p_key bytea, p_owner text)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE v_member text; v_score double precision;
@@ -387,7 +401,7 @@ class SQL:
     )
     CLAIM_MANY = "SELECT won, cancelled FROM sluiceway.claim_many($1, $2, $3, $4, $5, $6, $7)"
     RENEW = "SELECT sluiceway.renew($1, $2, $3, $4)"
-    ACK = "SELECT sluiceway.ack($1, $2, $3, $4, $5, $6, $7, $8)"
+    ACK_MANY = "SELECT done FROM sluiceway.ack_many($1, $2, $3, $4, $5, $6, $7, $8)"
     RELEASE = "SELECT sluiceway.release($1, $2, $3)"
     RETRY_AFTER = "SELECT sluiceway.retry_after($1, $2, $3, $4, $5)"
     MOVE_DUE_RETRIES = "SELECT sluiceway.move_due_retries($1, $2, $3)"
