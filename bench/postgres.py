@@ -51,6 +51,15 @@ GATE = {"attribute": "team", "mode": "concurrency", "limit": "2", "gating_mode":
 class Backend:
     name: str  # transport
     url: str
+    pool_size: int = 10  # postgres only
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name != "postgres" else f"postgres (pool {self.pool_size})"
+
+    def options(self) -> BrokerOptions:
+        settings = {"pool_size": self.pool_size} if self.name == "postgres" else {}
+        return BrokerOptions(url=self.url, settings=settings)
 
 
 def _entry(i: int, now: float, team: str) -> tuple[str, float]:
@@ -118,7 +127,7 @@ async def _fill(backend: Backend, queues: list[str], n: int, teams: int) -> None
 
 @asynccontextmanager
 async def _processor(backend: Backend, settings: ProcessorSettings) -> AsyncIterator[Broker]:
-    options = BrokerOptions(url=backend.url)
+    options = backend.options()
     broker = await open_broker(backend.name, options)
     stores = await open_quota_stores(backend.name, broker, options)
     try:
@@ -177,12 +186,12 @@ async def _throughput(backend: Backend, upstream: str, n: int, workers: int) -> 
 async def _e2e_part(backends: list[Backend], n: int, workers: int) -> None:
     print(f"\ne2e: {n} requests, {workers} workers, quota gate (100 teams), zero-latency upstream")
     with zero_upstream() as upstream:
-        rows = {b.name: await _throughput(b, upstream, n, workers) for b in backends}
+        rows = {b.label: await _throughput(b, upstream, n, workers) for b in backends}
     base = rows["redis-sortedset"]
     for name, row in rows.items():
         speed = row["req_per_s"] / base["req_per_s"]
         print(
-            f"  {name:16s} {row['req_per_s']:8.0f} req/s ({speed:.2f}x)"
+            f"  {name:20s} {row['req_per_s']:8.0f} req/s ({speed:.2f}x)"
             f"  cpu {row['cpu_ms_per_req']:.3f} ms/req "
             f"({row['cpu_ms_per_req'] / base['cpu_ms_per_req']:.2f}x)"
             f"  round trips {row['round_trips_per_req']:.2f}/req"
@@ -205,7 +214,7 @@ async def _backlog(backend: Backend, upstream: str, n: int) -> str:
         await asyncio.sleep(2.0)
         rss = _rss_mb()
     return (
-        f"  {backend.name:16s} {n} queued: first result {first * 1000:.0f} ms after start, "
+        f"  {backend.label:20s} {n} queued: first result {first * 1000:.0f} ms after start, "
         f"RSS {rss:.0f} MB ({rss - rss0:+.0f} MB for the processor)"
     )
 
@@ -228,7 +237,7 @@ async def _idle(backend: Backend, upstream: str, window: float) -> str:
             idle = _trips(broker, redis_trips["trips"]) - before
             wake = await _wake(backend, broker)
     return (
-        f"  {backend.name:16s} {idle / window:6.2f} statements/s idle (3 queues, {window:.0f} s), "
+        f"  {backend.label:20s} {idle / window:6.2f} statements/s idle (3 queues, {window:.0f} s), "
         f"an arrival answered after {wake * 1000:.0f} ms (poll interval 1000 ms)"
     )
 
@@ -265,7 +274,7 @@ def main(argv: list[str]) -> int:
         with private_redis(keyspace_events="KEA") as redis, private_postgres() as pg:
             backends = [Backend("redis-sortedset", redis.url), Backend("postgres", pg.url)]
             if "e2e" in parts:
-                await _e2e_part(backends, n, 32)
+                await _e2e_part([*backends, Backend("postgres", pg.url, pool_size=20)], n, 32)
             if "backlog" in parts:
                 await _backlog_part(backends, args.backlog)
             if "idle" in parts:

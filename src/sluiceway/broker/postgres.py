@@ -49,10 +49,19 @@ from sluiceway.broker.postgres_schema import (
     WORK_CHANNEL,
 )
 from sluiceway.broker.wakeup import PollWaker
+from sluiceway.errors import ConfigError
 
-__all__ = ["IDLE_RECHECK_SECONDS", "PostgresBroker", "open_postgres_broker", "postgres_dsn"]
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "IDLE_RECHECK_SECONDS",
+    "PostgresBroker",
+    "open_postgres_broker",
+    "pool_size",
+    "postgres_dsn",
+]
 
 IDLE_RECHECK_SECONDS = 30.0
+DEFAULT_POOL_SIZE = 10
 _RESULT_POLL_SECONDS = 0.25  # without notifications
 _RESULT_WAIT_CAP_SECONDS = 5.0  # with notifications (a backstop against a lost one)
 
@@ -333,9 +342,17 @@ def postgres_dsn(options: BrokerOptions, env: Mapping[str, str] | None = None) -
     return dsn_from(url, dict(env) if env is not None else None)
 
 
+def pool_size(options: BrokerOptions) -> int:
+    """Pooled connections per broker: the ``pool_size`` transport key (default 10)."""
+    size = options.settings.get("pool_size", DEFAULT_POOL_SIZE)
+    if not isinstance(size, int) or size < 1:
+        raise ConfigError("must be a positive integer", field="pool_size")
+    return size
+
+
 async def open_postgres_broker(options: BrokerOptions) -> Broker:
     """Connect, create or migrate the schema, and start listening for wake-ups."""
-    db = PostgresDatabase(postgres_dsn(options))
+    db = PostgresDatabase(postgres_dsn(options), max_size=pool_size(options))
     await db.open()
     broker = PostgresBroker(db)
     try:

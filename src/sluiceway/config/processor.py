@@ -79,6 +79,7 @@ _TRANSPORT_KEYS: Final[dict[str, frozenset[str]]] = {
             "batch_size",
             "lease_ttl_seconds",
             "handoff_timeout_seconds",
+            "pool_size",
             "enable_tracing",
             "claim_lease_ttl_seconds",
             "claim_reclaim_interval_ms",
@@ -154,7 +155,8 @@ class TransportConfig(StrictModel):
     ``project_id``, ``result_topic_id``, ``batch_size``, ``topics``. sqlite: ``path`` plus the
     redis queue keys; postgres: ``url`` (else env ``DATABASE_URL`` or ``SQL_URL``), the queue
     keys, ``lease_ttl_seconds`` (the claim lease) and ``handoff_timeout_seconds`` (ignored: no
-    partitions to hand off); memory: the queue keys only.
+    partitions to hand off), ``pool_size`` (connections per processor, 10); memory: the queue
+    keys only.
     """
 
     COSMETIC = frozenset({"enable_tracing", "handoff_timeout_seconds"})
@@ -179,6 +181,7 @@ class TransportConfig(StrictModel):
     topics: list[QueueConfig] = Field(default_factory=list)
     path: str = "sluiceway.db"
     handoff_timeout_seconds: FlexInt = Field(default=900, ge=0)
+    pool_size: FlexInt = Field(default=10, gt=0)
 
     @field_validator("poll_interval_ms")
     @classmethod

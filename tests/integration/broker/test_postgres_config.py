@@ -61,3 +61,10 @@ def test_a_sql_quota_gate_needs_the_postgres_transport() -> None:
     pg = doc.replace("redis://127.0.0.1:1", "postgresql://db/q")
     loaded = load_processor_settings(transport="postgres", transport_config=pg, env={})
     assert loaded.value.transport == "postgres"
+
+
+def test_pool_size_is_a_positive_integer() -> None:
+    doc = {"url": "postgresql://db/q", "pool_size": 20, "queues": [QUEUE]}
+    assert load_transport_config(doc, "postgres", env={}).value.pool_size == 20
+    with pytest.raises(ConfigError, match="pool_size"):
+        load_transport_config({**doc, "pool_size": 0}, "postgres", env={})
