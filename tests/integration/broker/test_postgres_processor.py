@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -237,3 +238,30 @@ async def test_producer_routes_and_cancellation_over_postgres(postgres_dsn: str)
         assert await producer.cancel(["long"]) == {"long": False}
         assert await broker.result_count("results-list") == 0
         await broker.aclose()
+
+
+async def test_retries_wait_out_retry_after_in_the_retry_table(postgres_dsn: str) -> None:
+    """Two 503s with Retry-After 10 s (scaled): the request waits in ``sluiceway.retries`` twice
+    and is answered 200 about 20 scaled seconds later, once."""
+    clock = RealClock(scale=20.0)
+    async with sim_with_log(clock) as (url, _log):
+        producer = await open_postgres_broker(BrokerOptions(url=postgres_dsn))
+        data = {
+            "id": "retried",
+            "deadline": clock.now() + 600,
+            "payload": {"model": "sim-model", "prompt": "hi", "max_tokens": 4},
+            "headers": {"X-Return-Error": "503;retry-after=10;times=2"},
+            "metadata": {"team": "batch"},
+        }
+        member = json.dumps({"internal": {}, "request_kind": "plain", "data": data})
+        start = clock.now()
+        await producer.enqueue("team-batch", [(member, data["deadline"])])
+        settings = guide_settings(team_queues(url)[2:], workers=1)
+        async with redis_processor(settings, postgres_dsn, clock, transport="postgres"):
+            (result,) = await collect(producer, 1, within=30)
+            elapsed = clock.now() - start
+        assert (result.id, result.status_code) == ("retried", 200)
+        assert 20.0 <= elapsed < 20.0 * 1.25 + 10.0  # start-up and dispatches, scaled 20x
+        assert await producer.result_count("results-list") == 0
+        assert await producer.next_retry_due() is None
+        await producer.aclose()
