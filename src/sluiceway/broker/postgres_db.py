@@ -205,7 +205,10 @@ class PostgresDatabase:
         """Deliver each ``NOTIFY channel, payload`` to ``callback(payload)``."""
         self._channels[channel] = callback
         if self._listener is None:
-            await self._connect_listener()
+            try:
+                await self._connect_listener()
+            except (*CONNECTION_ERRORS, asyncpg.PostgresError) as exc:
+                raise BrokerError(f"cannot LISTEN on PostgreSQL at {self.where}: {exc}") from exc
         elif self.listening:
             await self._listener.add_listener(channel, self._deliver)
 

@@ -4,6 +4,7 @@ and bad input named at load time (no database needed)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,13 @@ def test_pool_size_is_a_positive_integer() -> None:
     assert load_transport_config(doc, "postgres", env={}).value.pool_size == 20
     with pytest.raises(ConfigError, match="pool_size"):
         load_transport_config({**doc, "pool_size": 0}, "postgres", env={})
+
+
+def test_check_config_recognises_a_postgres_transport_config(tmp_path: Path) -> None:
+    from sluiceway.config.kinds import check_file
+
+    path = tmp_path / "transport.json"
+    doc = {"url": "postgresql://db/q", "lease_ttl_seconds": 30, "queues": [QUEUE]}
+    path.write_text(json.dumps(doc))
+    result = check_file(path, kind="transport-config")
+    assert result.kind == "transport-config"
