@@ -13,6 +13,9 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
@@ -137,36 +140,52 @@ async def kill_when_busy(f: Fleet, rng: random.Random, kills: int, done: asyncio
             await asyncio.to_thread(f.start)
 
 
+@dataclass
+class Rig:
+    log: SimLog
+    broker: PostgresBroker
+    fleet: Fleet
+
+
+@asynccontextmanager
+async def rig(dsn: str, folder: Path) -> AsyncIterator[Rig]:
+    """The simulator (dispatches logged by request id), a producer broker and a fleet."""
+    async with running_simulator(SIM, instances=1, clock=RealClock()) as sim:
+        log = SimLog()
+        log.attach(sim.engines[0])
+        broker = await open_postgres_broker(BrokerOptions(url=dsn))
+        assert isinstance(broker, PostgresBroker)
+        try:
+            with fleet(folder, write_configs(folder, dsn=dsn, sim_url=sim.urls[0])) as f:
+                yield Rig(log, broker, f)
+        finally:
+            await broker.aclose()
+
+
+QUOTA_SETTLES = LEASE + 2 * RECLAIM_MS / 1000 + 2
+
+
 async def test_scenario_j_three_kills_lose_nothing_and_answer_each_request_once(
     postgres_dsn: str, tmp_path: Path
 ) -> None:
     counts = {"premium": 60, "standard": 90, "batch": 150}
-    async with running_simulator(SIM, instances=1, clock=RealClock()) as sim:
-        log = SimLog()
-        log.attach(sim.engines[0])
-        broker = await open_postgres_broker(BrokerOptions(url=postgres_dsn))
-        assert isinstance(broker, PostgresBroker)
-        flags = write_configs(tmp_path, dsn=postgres_dsn, sim_url=sim.urls[0])
-        try:
-            with fleet(tmp_path, flags) as f:
-                for _ in range(2):
-                    await asyncio.to_thread(f.start)
-                ids = await publish_teams(broker, counts)
-                done = asyncio.Event()
-                killer = asyncio.create_task(kill_when_busy(f, random.Random(7), 3, done))
-                results = await collect_all(broker, len(ids), within=180)
-                done.set()
-                await killer
-                quota = await quota_back_to_zero(postgres_dsn, LEASE + 2 * RECLAIM_MS / 1000 + 2)
-        finally:
-            await broker.aclose()
+    async with rig(postgres_dsn, tmp_path) as r:
+        for _ in range(2):
+            await asyncio.to_thread(r.fleet.start)
+        ids = await publish_teams(r.broker, counts)
+        done = asyncio.Event()
+        killer = asyncio.create_task(kill_when_busy(r.fleet, random.Random(7), 3, done))
+        results = await collect_all(r.broker, len(ids), within=180)
+        done.set()
+        await killer
+        quota = await quota_back_to_zero(postgres_dsn, QUOTA_SETTLES)
     per_id = Counter(results)
-    assert f.kills == 3
+    assert r.fleet.kills == 3
     assert len(ids) == 300
     assert set(per_id) == set(ids), f"lost: {sorted(set(ids) - set(per_id))[:10]}"
     assert max(per_id.values()) == 1, f"duplicated: {[k for k, v in per_id.items() if v > 1]}"
     assert quota and all(v == 0 for v in quota.values()), quota
-    executions = Counter(log.started_ids)
+    executions = Counter(r.log.started_ids)
     print(f"\nscenario J (postgres): {len(ids)} requests, 3 kills, "
           f"{sum(n - 1 for n in executions.values() if n > 1)} repeated dispatches")  # fmt: skip
 
@@ -175,28 +194,19 @@ async def test_two_processors_one_killed_dispatch_each_request_once_but_its_in_f
     postgres_dsn: str, tmp_path: Path
 ) -> None:
     counts = {"premium": 40, "standard": 60, "batch": 100}
-    async with running_simulator(SIM, instances=1, clock=RealClock()) as sim:
-        log = SimLog()
-        log.attach(sim.engines[0])
-        broker = await open_postgres_broker(BrokerOptions(url=postgres_dsn))
-        assert isinstance(broker, PostgresBroker)
-        flags = write_configs(tmp_path, dsn=postgres_dsn, sim_url=sim.urls[0])
-        try:
-            with fleet(tmp_path, flags) as f:
-                victim = await asyncio.to_thread(f.start)
-                await asyncio.to_thread(f.start)
-                ids = await publish_teams(broker, counts)
-                first = await collect_all_at_least(broker, 30)
-                held = await asyncio.to_thread(inflight, victim)
-                await asyncio.to_thread(f.kill, victim)
-                at_kill = await claimed_ids(postgres_dsn)
-                rest = await collect_all(broker, len(ids) - len(first), within=120)
-                quota = await quota_back_to_zero(postgres_dsn, LEASE + 2 * RECLAIM_MS / 1000 + 2)
-        finally:
-            await broker.aclose()
+    async with rig(postgres_dsn, tmp_path) as r:
+        victim = await asyncio.to_thread(r.fleet.start)
+        await asyncio.to_thread(r.fleet.start)
+        ids = await publish_teams(r.broker, counts)
+        first = await collect_all_at_least(r.broker, 30)
+        held = await asyncio.to_thread(inflight, victim)
+        await asyncio.to_thread(r.fleet.kill, victim)
+        at_kill = await claimed_ids(postgres_dsn)
+        rest = await collect_all(r.broker, len(ids) - len(first), within=120)
+        quota = await quota_back_to_zero(postgres_dsn, QUOTA_SETTLES)
     per_id = Counter(first + rest)
     assert set(per_id) == set(ids) and max(per_id.values()) == 1
-    dispatches = Counter(log.started_ids)
+    dispatches = Counter(r.log.started_ids)
     assert set(dispatches) == set(ids)
     repeated = {i for i, n in dispatches.items() if n > 1}
     assert held > 0
