@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[redis,bench,dev,k8s,pubsub]'
+	$(BIN)/pip install -q -e '.[redis,postgres,bench,dev,k8s,pubsub]'
 	touch $(STAMP)
 
 # Installs redis-server and prometheus from Debian when missing and running as root.

@@ -25,8 +25,6 @@ from pathlib import Path
 
 import aiohttp
 from prometheus_client import CollectorRegistry
-from sluiceway.processor.app import Processor
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
 
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.pubsub import open_pubsub_broker
@@ -35,6 +33,8 @@ from sluiceway.broker.pubsub_messages import Received
 from sluiceway.clock import RealClock
 from sluiceway.localservices import ServiceUnavailable, private_pubsub_emulator
 from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.wire.lanes import LANE_KEYS
 
 PROJECT = "sluiceway-bench"
@@ -82,7 +82,7 @@ async def _drain_results(api: GrpcPubSub, run: str, count: int) -> None:
         seen.update(json.loads(m.data)["id"] for m in got)
 
 
-def _settings(url: str, run: str, workers: int) -> ProcessorSettings:
+def _settings(url: str, run: str, workers: int) -> ProcessorSpec:
     queue = QueueSpec(
         id="requests", queue_name=f"{run}-requests-sub", igw_base_url=url, labels={"tier": "batch"}
     )
@@ -90,7 +90,7 @@ def _settings(url: str, run: str, workers: int) -> ProcessorSettings:
         ordering="tier-priority",
         headers=HeaderPolicy(stamp_lanes=True, lane_objectives={k: k for k in LANE_KEYS}),
     )
-    return ProcessorSettings(
+    return ProcessorSpec(
         queues=(queue,),
         pools=(PoolSpec("default", workers),),
         merge=merge,

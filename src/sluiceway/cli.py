@@ -28,6 +28,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sluiceway.coordinator.command",
     "sluiceway.demo.command",
     "sluiceway.router.command",
+    "sluiceway.broker.command",
 )
 
 

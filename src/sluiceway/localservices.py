@@ -7,7 +7,9 @@ when the context exits, so nothing touches the machine's shared instances.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -22,10 +24,12 @@ from pathlib import Path
 from sluiceway.ports import free_port
 
 __all__ = [
+    "PostgresServer",
     "PrometheusServer",
     "PubSubEmulator",
     "RedisServer",
     "ServiceUnavailable",
+    "private_postgres",
     "private_prometheus",
     "private_pubsub_emulator",
     "private_redis",
@@ -269,3 +273,106 @@ def private_pubsub_emulator() -> Iterator[PubSubEmulator]:
             yield PubSubEmulator("127.0.0.1", port)
         finally:
             _stop_group(proc)
+
+
+@dataclass(frozen=True)
+class PostgresServer:
+    host: str
+    port: int
+    data_dir: Path
+    user: str = "postgres"
+
+    def dsn(self, database: str = "postgres") -> str:
+        return f"postgresql://{self.user}@{self.host}:{self.port}/{database}"
+
+    @property
+    def url(self) -> str:
+        return self.dsn()
+
+
+_PG_USER = "postgres"
+
+
+def _postgres_bin_dir() -> Path:
+    """The newest ``/usr/lib/postgresql/<version>/bin`` holding initdb and postgres."""
+    found = [Path(p).parent for p in glob.glob("/usr/lib/postgresql/*/bin/initdb")]
+    found = [d for d in found if (d / "postgres").exists()]
+    if not found:
+        raise ServiceUnavailable(
+            "PostgreSQL server binaries are not installed (apt-get install postgresql)"
+        )
+    return max(found, key=lambda d: int(d.parent.name) if d.parent.name.isdigit() else 0)
+
+
+def _as_postgres_user(args: list[str]) -> list[str]:
+    """initdb refuses to run as root: run as the ``postgres`` system user when we are root."""
+    if os.geteuid() != 0:
+        return args
+    if shutil.which("runuser") is None:
+        raise ServiceUnavailable("runuser is needed to start PostgreSQL as root")
+    return ["runuser", "-u", _PG_USER, "--", *args]
+
+
+def _owned_temp_dir() -> Path:
+    tmp = Path(tempfile.mkdtemp(prefix="sluiceway-pg-"))
+    if os.geteuid() == 0:
+        try:
+            entry = pwd.getpwnam(_PG_USER)
+        except KeyError as exc:
+            shutil.rmtree(tmp)
+            raise ServiceUnavailable(f"no {_PG_USER!r} system user to run PostgreSQL") from exc
+        os.chown(tmp, entry.pw_uid, entry.pw_gid)
+    return tmp
+
+
+def _pg_ready(bin_dir: Path, port: int) -> bool:
+    probe = [str(bin_dir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]
+    return subprocess.run(probe, check=False, capture_output=True).returncode == 0
+
+
+def _stop_postgres(proc: subprocess.Popen[bytes], data: Path) -> None:
+    """Fast shutdown: SIGINT to the postmaster (its pid is the first line of postmaster.pid)."""
+    with contextlib.suppress(OSError, ValueError):
+        pid = int((data / "postmaster.pid").read_text().split()[0])
+        os.kill(pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+
+
+def _initdb(bin_dir: Path, data: Path) -> None:
+    args = [str(bin_dir / "initdb"), "-D", str(data), "-U", _PG_USER, "-A", "trust"]
+    args += ["-E", "UTF8", "--no-sync", "--no-instructions"]
+    done = subprocess.run(_as_postgres_user(args), check=False, capture_output=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"initdb failed: {done.stderr.decode(errors='replace')[-800:]}")
+
+
+@contextlib.contextmanager
+def private_postgres() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL cluster (trust auth, fsync off) on a free loopback port.
+
+    Runs as the ``postgres`` system user when started by root. Missing binaries raise
+    :class:`ServiceUnavailable`; a server that is installed but does not start raises
+    RuntimeError (always a failure, never a skip).
+    """
+    bin_dir = _postgres_bin_dir()
+    tmp = _owned_temp_dir()
+    try:
+        data = tmp / "data"
+        _initdb(bin_dir, data)
+        port = free_port()
+        args = [str(bin_dir / "postgres"), "-D", str(data), "-p", str(port)]
+        args += ["-h", "127.0.0.1", "-k", str(tmp), "-F", "-c", "max_connections=200"]
+        args += ["-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        log = (tmp / "postgres.log").open("wb")
+        proc = subprocess.Popen(_as_postgres_user(args), stdout=log, stderr=log)
+        try:
+            _wait_until(lambda: _pg_ready(bin_dir, port), proc, "postgres")
+            yield PostgresServer("127.0.0.1", port, data)
+        finally:
+            _stop_postgres(proc, data)
+            log.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -19,6 +19,7 @@ __all__ = ["BROKER_TYPES", "open_broker"]
 BROKER_TYPES: dict[str, str] = {
     "gcp-pubsub": "sluiceway.broker.pubsub:open_pubsub_broker",
     "memory": "sluiceway.broker.memory:open_memory_broker",
+    "postgres": "sluiceway.broker.postgres:open_postgres_broker",
     "redis-sortedset": "sluiceway.broker.redis:open_redis_broker",
     "sqlite": "sluiceway.broker.sqlite:open_sqlite_broker",
 }

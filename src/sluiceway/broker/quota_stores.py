@@ -11,6 +11,8 @@ same address shares one store (and one connection).
   another ``host:port`` or a full ``redis://`` / ``rediss://`` URL gets its own client.
 - ``sqlite``: ``address`` "" keeps the counters in the broker's database file; a non-empty
   address is a Redis server, as upstream.
+- ``postgres``: ``address`` "" keeps the counters (``sql-quota``) in the broker's database,
+  sharing its connections; a non-empty address is a Redis server.
 
 Redis key TTLs (rate windows) are divided by the time scale. The stores'
 expired holders are reaped after each of the broker's reclaim rounds (``add_lease_hook``), so
@@ -113,6 +115,19 @@ async def _sqlite_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
     return stores
 
 
+async def _postgres_stores(broker: Broker, options: BrokerOptions) -> QuotaStores:
+    from sluiceway.broker.postgres import PostgresBroker
+    from sluiceway.broker.postgres_quota import PostgresQuotaStore
+
+    if not isinstance(broker, PostgresBroker):
+        raise TypeError("the postgres transport needs a PostgresBroker")
+    stores = QuotaStores(
+        default=PostgresQuotaStore(broker.db), make_redis=_redis_maker(None, options.time_scale)
+    )
+    broker.add_lease_hook(stores.reap_expired)
+    return stores
+
+
 async def open_quota_stores(transport: str, broker: Broker, options: BrokerOptions) -> QuotaStores:
     """The quota stores for a processor running ``transport`` over ``broker``."""
     if transport == "redis-sortedset":
@@ -122,4 +137,6 @@ async def open_quota_stores(transport: str, broker: Broker, options: BrokerOptio
     if transport == "gcp-pubsub":  # a gate's ``address`` is a Redis server, as upstream
         make_redis = _redis_maker(None, options.time_scale)
         return QuotaStores(default=MemoryQuotaStore(), make_redis=make_redis)
+    if transport == "postgres":
+        return await _postgres_stores(broker, options)
     return QuotaStores(default=MemoryQuotaStore())

@@ -121,6 +121,10 @@ def _transport_for(doc: Any, transport: str | None) -> str:
         return transport
     if isinstance(doc, Mapping) and ("topics" in doc or "project_id" in doc):
         return "gcp-pubsub"
+    if isinstance(doc, Mapping) and str(doc.get("url", "")).startswith(
+        ("postgres://", "postgresql://")
+    ):
+        return "postgres"
     return "redis-sortedset"
 
 

@@ -31,7 +31,7 @@ __all__ = [
     "load_transport_config",
 ]
 
-TRANSPORTS: Final = ("redis-sortedset", "gcp-pubsub", "sqlite", "memory")
+TRANSPORTS: Final = ("redis-sortedset", "gcp-pubsub", "sqlite", "postgres", "memory")
 _UNSUPPORTED_TRANSPORTS: Final = {
     "redis-pubsub": "the redis-pubsub transport (use redis-sortedset)"
 }
@@ -73,6 +73,23 @@ _TRANSPORT_KEYS: Final[dict[str, frozenset[str]]] = {
             "result_queue_name",
             "poll_interval_ms",
             "batch_size",
+            "claim_lease_ttl_seconds",
+            "claim_reclaim_interval_ms",
+            "queues",
+        }
+    ),
+    # upstream's sql transport keys, plus the redis claim keys
+    "postgres": frozenset(
+        {
+            "url",
+            "retry_queue_name",
+            "result_queue_name",
+            "poll_interval_ms",
+            "batch_size",
+            "lease_ttl_seconds",
+            "handoff_timeout_seconds",
+            "pool_size",
+            "enable_tracing",
             "claim_lease_ttl_seconds",
             "claim_reclaim_interval_ms",
             "queues",
@@ -148,12 +165,17 @@ class TransportConfig(StrictModel):
     names, ``poll_interval_ms`` (1000), ``batch_size`` (10 = entries examined per poll),
     claim lease (300 s) and reclaim interval (15000 ms), ``queues``. gcp-pubsub:
     ``project_id``, ``result_topic_id``, ``batch_size``, ``topics``. sqlite: ``path`` plus the
-    redis queue keys; memory: the queue keys only.
+    redis queue keys; postgres: ``url`` (else env ``DATABASE_URL`` or ``SQL_URL``), the queue
+    keys, ``lease_ttl_seconds`` (the claim lease) and ``handoff_timeout_seconds`` (ignored: no
+    partitions to hand off), ``pool_size`` (connections per processor, 10); memory: the queue
+    keys only.
     """
 
-    COSMETIC = frozenset({"enable_tracing"})
+    COSMETIC = frozenset({"enable_tracing", "handoff_timeout_seconds"})
 
-    transport: Literal["redis-sortedset", "gcp-pubsub", "sqlite", "memory"] = "redis-sortedset"
+    transport: Literal["redis-sortedset", "gcp-pubsub", "sqlite", "postgres", "memory"] = (
+        "redis-sortedset"
+    )
     url: str = ""
     mode: Literal["standalone", "cluster", "sentinel"] = "standalone"
     addrs: list[str] = Field(default_factory=list)
@@ -170,6 +192,8 @@ class TransportConfig(StrictModel):
     result_topic_id: str = ""
     topics: list[QueueConfig] = Field(default_factory=list)
     path: str = "sluiceway.db"
+    handoff_timeout_seconds: FlexInt = Field(default=900, ge=0)
+    pool_size: FlexInt = Field(default=10, gt=0)
 
     @field_validator("poll_interval_ms")
     @classmethod
@@ -187,6 +211,8 @@ class TransportConfig(StrictModel):
             raise ValueError("master_name is required with mode sentinel")
         if self.addrs and self.mode == "standalone":
             raise ValueError("addrs is only used with mode cluster or sentinel")
+        if self.transport == "postgres" and not self.url:
+            raise ValueError("postgres needs url (or env DATABASE_URL)")
         if self.transport == "gcp-pubsub" and not (self.project_id and self.result_topic_id):
             raise ValueError("gcp-pubsub needs project_id and result_topic_id")
         return self
@@ -279,7 +305,20 @@ def load_transport_config(
     values = dict(data)
     if transport == "redis-sortedset" and not values.get("url"):
         values["url"] = (env or {}).get("REDIS_URL", "")
+    if transport == "postgres":
+        values = _postgres_values(values, env or {})
     return validate_model(TransportConfig, {**values, "transport": transport}, path=path)
+
+
+def _postgres_values(values: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """Upstream's sql transport spellings: its lease is our claim lease; result-sql default."""
+    if not values.get("url"):
+        values["url"] = env.get("DATABASE_URL") or env.get("SQL_URL") or ""
+    lease = values.pop("lease_ttl_seconds", None)
+    if lease is not None:
+        values.setdefault("claim_lease_ttl_seconds", lease)
+    values.setdefault("result_queue_name", "result-sql")
+    return values
 
 
 def load_pools(data: Any, *, path: str = "") -> Loaded[list[PoolConfig]]:

@@ -181,6 +181,8 @@ def _cross_checks(settings: ProcessorSettings, *, prometheus_field: str) -> None
     used = set().union(*(gate_types_in(c.gate_type, c.gate_params) for c in carriers))
     if any(name.startswith("prometheus-") for name in used) and not settings.prometheus_url:
         raise ConfigError("a prometheus-* gate needs a Prometheus URL", field=prometheus_field)
+    if "sql-quota" in used and settings.transport != "postgres":
+        raise ConfigError("a sql-quota gate needs --transport postgres", field="transport")
     watching = settings.transport_config_watch_interval > 0
     if watching and (
         settings.transport_config_file is None or settings.transport != "redis-sortedset"

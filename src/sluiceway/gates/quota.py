@@ -141,6 +141,7 @@ def _slot_callbacks(store: QuotaStore, key: str, holder: str) -> tuple[Release, 
     return release, renew
 
 
+@register_gate("sql-quota", QuotaGateParams)  # the same gate over the PostgreSQL store
 @register_gate("redis-quota", QuotaGateParams)
 def build(params: QuotaGateParams, ctx: GateContext) -> Gate:
     rule = QuotaRule(

@@ -177,8 +177,11 @@ def guide_member(team: str, run: str, index: int, *, now: int, deadline: int, mo
     return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
 
 
-Transport = Annotated[str, Opt("--transport", help="redis-sortedset or sqlite.")]
-Url = Annotated[str | None, Opt("--url", help="Redis URL (default $REDIS_URL) or SQLite path.")]
+Transport = Annotated[str, Opt("--transport", help="redis-sortedset, sqlite or postgres.")]
+Url = Annotated[
+    str | None,
+    Opt("--url", help="Redis URL (default $REDIS_URL), SQLite path or PostgreSQL DSN."),
+]
 
 
 async def _open(transport: str, url: str | None) -> Any:
@@ -187,7 +190,8 @@ async def _open(transport: str, url: str | None) -> Any:
 
     if transport == "memory":
         raise ConfigError("the memory transport lives inside one process", field="--transport")
-    address = url or os.environ.get("REDIS_URL") or None
+    env_url = "DATABASE_URL" if transport == "postgres" else "REDIS_URL"
+    address = url or os.environ.get(env_url) or None
     return await open_broker(transport, BrokerOptions(url=address))
 
 

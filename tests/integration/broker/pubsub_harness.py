@@ -11,13 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sluiceway.processor.settings import MergeSpec, PoolSpec, ProcessorSettings, QueueSpec
-
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
 from sluiceway.broker.pubsub_api import GrpcPubSub
 from sluiceway.clock import Clock
 from sluiceway.processor.headers import HeaderPolicy
+from sluiceway.processor.specs import MergeSpec, PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.wire import ResultRecord, decode_result
 from sluiceway.wire.lanes import LANE_KEYS
 
@@ -162,7 +161,7 @@ def team_queues(topics: Topics, url: str, teams: Sequence[str] = tuple(TEAMS)) -
 
 def guide_settings(
     topics: Topics, queues: Sequence[QueueSpec], *, workers: int, **kw: Any
-) -> ProcessorSettings:
+) -> ProcessorSpec:
     merge = MergeSpec(
         ordering="tier-priority",
         headers=HeaderPolicy(
@@ -181,4 +180,4 @@ def guide_settings(
         "claim_lease": 30.0,
     }
     base.update(kw)
-    return ProcessorSettings(**base)
+    return ProcessorSpec(**base)

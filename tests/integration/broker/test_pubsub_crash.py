@@ -16,7 +16,6 @@ import aiohttp
 import pytest
 from prometheus_client import CollectorRegistry
 from pubsub_harness import Topics, guide_settings, new_topics, team_queues
-from sluiceway.processor.app import Processor
 
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.pubsub import open_pubsub_broker
@@ -24,6 +23,7 @@ from sluiceway.broker.pubsub_api import GrpcPubSub
 from sluiceway.clock import RealClock
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.localservices import PubSubEmulator
+from sluiceway.processor.service import Processor
 from sluiceway.sim import SimConfig, running_simulator
 from sluiceway.wire import ResultRecord
 

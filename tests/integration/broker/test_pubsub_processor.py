@@ -22,8 +22,6 @@ from pubsub_harness import (
     request_body,
     team_queues,
 )
-from sluiceway.processor.app import Processor
-from sluiceway.processor.settings import ProcessorSettings
 
 from sluiceway.broker.base import ActiveMarker
 from sluiceway.broker.pubsub import PubSubBroker
@@ -31,6 +29,8 @@ from sluiceway.clock import RealClock
 from sluiceway.gates.base import BudgetGate
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.localservices import PubSubEmulator
+from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import ProcessorSpec
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 from sluiceway.wire import ErrorCode, encode_envelope
 from sluiceway.wire.envelope import Envelope, RequestData
@@ -50,7 +50,7 @@ class PubSubRig:
     store: MemoryQuotaStore
     registry: CollectorRegistry
 
-    def processor(self, settings: ProcessorSettings) -> Processor:
+    def processor(self, settings: ProcessorSpec) -> Processor:
         return Processor(
             settings,
             self.broker,

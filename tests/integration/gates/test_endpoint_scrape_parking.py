@@ -16,11 +16,11 @@ from saturation_rig import (
     settings,
     trace_of,
 )
-from sluiceway.processor.app import Processor
 
 from sluiceway.clock import RealClock
 from sluiceway.gates.base import Decision, Gate, GateRequest, Holdings
 from sluiceway.gates.metric import SIGNALS_SERVICE
+from sluiceway.processor.service import Processor
 from sluiceway.signals.refresher import SignalHub
 from sluiceway.sim import running_simulator
 

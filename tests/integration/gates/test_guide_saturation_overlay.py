@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 from saturation_rig import POOL, RESULTS, Budgets, sim_and_prometheus
-from sluiceway.processor.app import Processor
 
 from sluiceway.config.settings import load_processor_settings
 from sluiceway.gates.metric import SIGNALS_SERVICE
 from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE
 from sluiceway.localservices import PrometheusServer, RedisServer
 from sluiceway.processor.build import open_backend, runtime_settings
+from sluiceway.processor.service import Processor
 from sluiceway.signals.refresher import SignalHub
 from sluiceway.wire import decode_result
 
