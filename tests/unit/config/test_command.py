@@ -45,12 +45,12 @@ def test_every_guide_file_is_valid(app: typer.Typer, path: Path) -> None:
 
 
 def test_not_yet_implemented_types_are_warnings(app: typer.Typer, tmp_path: Path) -> None:
-    text = (GUIDE / "values-redis-tier-priority-admission.yaml").read_text()
-    assert "prometheus-saturation" in text
-    path = _write(tmp_path, "values.yaml", text.replace("prometheus-saturation", "sql-quota"))
-    code, output = _run(app, path)
-    assert code == 0
-    assert "ap.workerPools[0].gate_params.saturation_gate" in output
+    text = (GUIDE / "router-flow-control-evictable.yaml").read_text()
+    assert "round-robin-fairness-policy" in text
+    changed = text.replace("round-robin-fairness-policy", "program-aware-fairness")
+    code, output = _run(app, _write(tmp_path, "epp.yaml", changed))
+    assert code == 0, output
+    assert "'program-aware-fairness' is known but not implemented yet" in output
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:

@@ -35,12 +35,14 @@ def test_unknown_names_are_errors() -> None:
 
 def test_known_but_unimplemented_is_a_warning() -> None:
     params, warnings = registry.validate_params(
-        "gate", "sql-quota", {"limit": 1}, field="g", type_field="g.type"
+        "plugin", "program-aware-fairness", {}, field="g", type_field="g.type"
     )
     assert params is None
-    assert warnings == ["g.type: gate type 'sql-quota' is known but not implemented yet"]
+    assert warnings == [
+        "g.type: plugin type 'program-aware-fairness' is known but not implemented yet"
+    ]
     with pytest.raises(ConfigError, match="not implemented"):
-        registry.require_implemented("sql-quota", field="g.type")
+        registry.require_implemented("program-aware-fairness", field="g.type")
 
 
 def test_gate_params_come_from_the_gate_modules() -> None:

@@ -83,12 +83,12 @@ def test_nested_unknown_type_is_an_error() -> None:
         build_gate("wait-on-refuse", {"gate": {"gate_type": "nope"}}, ctx())
 
 
-def test_every_known_gate_type_but_sql_quota_is_built() -> None:
+def test_every_known_gate_type_is_built() -> None:
     from sluiceway.config.registry import GATE_TYPES
     from sluiceway.gates.factory import gate_params_model
 
     missing = {name for name in GATE_TYPES if gate_params_model(name) is None}
-    assert missing == {"sql-quota"}
+    assert missing == set()
 
 
 def test_only_known_names_can_register() -> None:

@@ -20,6 +20,13 @@ NAMED = {
     "broker/sqlite.py": "test_sqlite_broker.py",
     "broker/lua/__init__.py": "test_lua.py",
     "broker/pubsub_api.py": "test_pubsub_broker.py",  # the gRPC client, against the emulator
+    "broker/command.py": "test_postgres_cli.py",  # sluiceway db upgrade
+    "broker/postgres.py": "test_postgres_broker.py",
+    "broker/postgres_quota.py": "test_postgres_quota_store.py",
+    # the pool, the ack batcher and every SQL function run under the broker's conformance suite
+    "broker/postgres_db.py": "test_postgres_broker.py",
+    "broker/postgres_batch.py": "test_postgres_broker.py",
+    "broker/postgres_schema.py": "test_postgres_broker.py",
 }
 TEST_ROOTS = (ROOT / "tests" / "unit", ROOT / "tests" / "integration")
 
