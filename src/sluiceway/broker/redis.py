@@ -217,6 +217,31 @@ class RedisBroker:
         return _RENEW_STATUS[int(out[0])]
 
     @_io
+    async def renew_many(self, renewals: Sequence[tuple[Claim, float]]) -> list[RenewOutcome]:
+        """Renew many claims (``(claim, lease_until)`` pairs) in one round trip on standalone
+        Redis: one renew script call per queue and lease instant, all in one pipeline."""
+        groups: dict[tuple[str, float], list[int]] = {}
+        for i, (claim, lease_until) in enumerate(renewals):
+            groups.setdefault((claim.queue, lease_until), []).append(i)
+        calls = [
+            self._renew_group(renewals, queue, lease, at) for (queue, lease), at in groups.items()
+        ]
+        out: list[RenewOutcome] = [RenewOutcome.MISSING] * len(renewals)
+        for at, codes in zip(groups.values(), await asyncio.gather(*calls), strict=True):
+            for i, code in zip(at, codes, strict=True):
+                out[i] = _RENEW_STATUS[int(code)]
+        return out
+
+    async def _renew_group(
+        self, renewals: Sequence[tuple[Claim, float]], queue: str, lease: float, at: list[int]
+    ) -> list[Any]:
+        q = self._q(queue)
+        args: list[Any] = [lease]
+        for i in at:
+            args += (renewals[i][0].key, renewals[i][0].owner)
+        return list(await self._run_batched("renew", (q.owners, q.claims_idx), args))
+
+    @_io
     async def ack(self, claim: Claim, result: ResultWrite) -> bool:
         if self.fault_hook is not None:
             await self.fault_hook("ack:before")
