@@ -95,7 +95,8 @@ class Runtime:
     book: ClaimBook = field(default_factory=ClaimBook)
     memory: AttemptMemory = field(default_factory=AttemptMemory)
     rng: random.Random = field(default_factory=random.Random)
-    work_changed: Pulse = field(default_factory=Pulse)
+    work_changed: Pulse = field(default_factory=Pulse)  # ingest may admit more: poll again
+    claims_released: Pulse = field(default_factory=Pulse)  # a claim left the book
     retry_parked: Pulse = field(default_factory=Pulse)
     cancels: CancelWatch = field(default_factory=CancelWatch)
     stopping: bool = False

@@ -348,7 +348,7 @@ class Processor:
 
     async def _until_no_claims(self) -> None:
         while len(self.rt.book) > 0:
-            await self.rt.work_changed.wait(since=self.rt.work_changed.generation)
+            await self.rt.claims_released.wait(since=self.rt.claims_released.generation)
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()
