@@ -223,6 +223,11 @@ class RedisBroker:
         return _RENEW_STATUS[int(out[0])]
 
     @_io
+    async def claim_owners(self, queue: str) -> list[str]:
+        """The owner tokens of the claims held on ``queue`` (start-up checks)."""
+        return [str(owner) for owner in await self._client.hvals(self._q(queue).owners)]
+
+    @_io
     async def renew_many(self, renewals: Sequence[tuple[Claim, float]]) -> list[RenewOutcome]:
         """Renew many claims (``(claim, lease_until)`` pairs) in one round trip on standalone
         Redis: one renew script call per queue and lease instant, all in one pipeline."""

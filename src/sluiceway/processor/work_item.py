@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 from sluiceway.broker.base import Claim
@@ -11,7 +12,17 @@ from sluiceway.processor.specs import QueueSpec
 from sluiceway.wire import Envelope
 from sluiceway.wire.lanes import Lane
 
-__all__ = ["WorkItem", "holder_token"]
+__all__ = ["OWNER_PREFIX", "WorkItem", "holder_token", "new_owner"]
+
+# Claim owner tokens minted here start with this (16 characters in all, as upstream's 16 hex
+# digits): a claim whose owner lacks it was taken by another kind of consumer, e.g. an
+# llm-d-async processor on the same queues.
+OWNER_PREFIX = "sw"
+
+
+def new_owner() -> str:
+    """A fresh claim owner token (``sw`` + 14 random hex digits)."""
+    return OWNER_PREFIX + secrets.token_hex(7)
 
 
 def holder_token(request_token: str, owner: str) -> str:
