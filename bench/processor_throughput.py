@@ -505,6 +505,30 @@ async def _backlog_part(url: str, n: int) -> None:
         print(await _backlog_shape(url, upstream, many, n, teams=100))
 
 
+async def _heartbeat_part(url: str, held: int) -> None:
+    """Redis round trips of one heartbeat round over ``held`` claims: one renew per claim
+    (the baseline, as before batching) beside the processor's batched heartbeat."""
+    broker = await open_redis_broker(BrokerOptions(url=url))
+    raw = aioredis.Redis.from_url(url, decode_responses=True)
+    try:
+        await raw.delete(QUEUE, RESULTS)
+        await _fill(raw, held)
+        entries = await broker.peek(QUEUE, held)
+        claims = [o.claim for o in await broker.claim_many([_ask(e) for e in entries]) if o.claim]
+        with count_round_trips() as one_by_one:
+            for claim in claims:
+                await broker.renew(claim, lease_until=NOW + 600)
+        with count_round_trips() as batched:
+            await broker.renew_many([(claim, NOW + 900) for claim in claims])
+        print(f"\nheartbeat, {len(claims)} claims held: round trips per claim per round")
+        print(f"  one renew per claim (before) {one_by_one['trips'] / len(claims):8.3f}")
+        print(f"  batched (after)              {batched['trips'] / len(claims):8.3f}")
+    finally:
+        await raw.delete(QUEUE, f"{QUEUE}:claimed", f"{QUEUE}:claim-owners", f"{QUEUE}:claims-idx")
+        await raw.aclose()
+        await broker.aclose()
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench processor_throughput")
     parser.add_argument("--full", action="store_true", help="20,000 requests, 64 consumers")
@@ -522,6 +546,7 @@ def main(argv: list[str]) -> int:
                 200 if args.full else 50,
                 rounds=3,
             )
+            await _heartbeat_part(server.url, 64 if args.full else 32)
             await _backlog_part(server.url, backlog)
         await _idle_part(20 if args.full else 6, poll_interval=1.0)
 

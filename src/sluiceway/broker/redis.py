@@ -22,7 +22,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
 from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from sluiceway.broker import lua
 from sluiceway.broker.base import (
@@ -52,6 +54,7 @@ from sluiceway.errors import BrokerError, ConfigError
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
+    "FENCED_RETRY_DELAYS",
     "RedisBroker",
     "connect_redis",
     "open_redis_broker",
@@ -63,6 +66,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 _Rows = list[tuple[str, float]]
 _RENEW_STATUS = {1: RenewOutcome.RENEWED, 0: RenewOutcome.MISSING, -1: RenewOutcome.STOLEN}
+# Wall seconds between attempts of a fenced write (ack, retry, release) while Redis cannot be
+# reached: about 15 s in all, enough for a restart, well inside a claim's lease.
+FENCED_RETRY_DELAYS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1.0, 1.0, 2.0, 2.0, 4.0, 4.0)
 
 
 def _io(fn: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
@@ -218,10 +224,66 @@ class RedisBroker:
         return _RENEW_STATUS[int(out[0])]
 
     @_io
+    async def claim_owners(self, queue: str) -> list[str]:
+        """The owner tokens of the claims held on ``queue`` (start-up checks)."""
+        return [str(owner) for owner in await self._client.hvals(self._q(queue).owners)]
+
+    @_io
+    async def renew_many(self, renewals: Sequence[tuple[Claim, float]]) -> list[RenewOutcome]:
+        """Renew many claims (``(claim, lease_until)`` pairs) in one round trip on standalone
+        Redis: one renew script call per queue and lease instant, all in one pipeline."""
+        groups: dict[tuple[str, float], list[int]] = {}
+        for i, (claim, lease_until) in enumerate(renewals):
+            groups.setdefault((claim.queue, lease_until), []).append(i)
+        calls = [
+            self._renew_group(renewals, queue, lease, at) for (queue, lease), at in groups.items()
+        ]
+        out: list[RenewOutcome] = [RenewOutcome.MISSING] * len(renewals)
+        for at, codes in zip(groups.values(), await asyncio.gather(*calls), strict=True):
+            for i, code in zip(at, codes, strict=True):
+                out[i] = _RENEW_STATUS[int(code)]
+        return out
+
+    async def _renew_group(
+        self, renewals: Sequence[tuple[Claim, float]], queue: str, lease: float, at: list[int]
+    ) -> list[Any]:
+        q = self._q(queue)
+        args: list[Any] = [lease]
+        for i in at:
+            args += (renewals[i][0].key, renewals[i][0].owner)
+        return list(await self._run_batched("renew", (q.owners, q.claims_idx), args))
+
+    @_io
     async def ack(self, claim: Claim, result: ResultWrite) -> bool:
         if self.fault_hook is not None:
             await self.fault_hook("ack:before")
         self._cancels.forget(result.request_id)
+        return await self._fenced("ack", lambda: self._ack_once(claim, result))
+
+    async def _fenced(self, what: str, call: Callable[[], Awaitable[R]]) -> R:
+        """Run a fenced write, again on fresh connections while Redis is unreachable.
+
+        After a Redis restart every pooled connection is stale; giving up would let the lease
+        lapse and the request run a second time. The write is fenced by the owner token, so
+        running it again is safe: a repeat of a write that did land is refused by the fence.
+        """
+        for delay in (*FENCED_RETRY_DELAYS, None):
+            try:
+                return await call()
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                if delay is None:
+                    raise
+                _log.warning("redis %s failed (%s); retrying on a fresh connection", what, exc)
+                await self._drop_idle_connections()
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _drop_idle_connections(self) -> None:
+        pool = getattr(self._client, "connection_pool", None)
+        if pool is not None:
+            await pool.disconnect(inuse_connections=False)
+
+    async def _ack_once(self, claim: Claim, result: ResultWrite) -> bool:
         q = self._q(claim.queue)
         active = self._keys.request_active(result.request_id)
         cancel = self._keys.request_cancel(result.request_id)
@@ -266,7 +328,8 @@ class RedisBroker:
     async def release(self, claim: Claim) -> bool:
         q = self._q(claim.queue)
         keys = (q.pending, *q.claim_keys)
-        done = int(await self._run("release", keys, (claim.key, claim.owner, claim.score))) == 1
+        args = (claim.key, claim.owner, claim.score)
+        done = int(await self._fenced("release", lambda: self._run("release", keys, args))) == 1
         if done:
             self._waker.notify(q.pending)
         return done
@@ -275,7 +338,8 @@ class RedisBroker:
     async def retry_after(self, claim: Claim, *, member: str, due: float) -> bool:
         q = self._q(claim.queue)
         keys = (*q.claim_keys, q.retry)
-        return int(await self._run("retry", keys, (claim.key, claim.owner, member, due))) == 1
+        args = (claim.key, claim.owner, member, due)
+        return int(await self._fenced("retry", lambda: self._run("retry", keys, args))) == 1
 
     def _retry_sets(self, *extra_queues: str) -> list[str]:
         """The retry set, or in cluster mode the per-queue sets of every queue seen here."""

@@ -14,7 +14,8 @@
 
 Around the path: ``service`` (the ``Processor``), ``runtime`` (shared state), ``pulse``
 (wake-ups), ``maintenance`` (heartbeat, reclaimer, retry mover, backlog), ``metrics``,
-``specs`` (runtime settings), ``build``, ``serve``, ``http_app``, ``command``, ``producer``,
-``reload``, ``guide_spec``. Pure parts: ``lane_scheduler``, ``retry``, ``outcome``,
-``results``, ``headers``, ``gating``.
+``specs`` (runtime settings), ``build``, ``serve``, ``http_app``, ``command`` (with
+``legacy_flags``, upstream's deprecated flags), ``producer``, ``reload``, ``mixed_fleet``
+(the start-up check for other consumers' claims), ``guide_spec``. Pure parts:
+``lane_scheduler``, ``retry``, ``outcome``, ``results``, ``headers``, ``gating``.
 """

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -45,7 +44,7 @@ from sluiceway.processor.results import (
 )
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import QueueSpec
-from sluiceway.processor.work_item import WorkItem, holder_token
+from sluiceway.processor.work_item import WorkItem, holder_token, new_owner
 from sluiceway.wire import EntryError, Envelope, ResultRecord, decode_envelope, lane_for
 
 __all__ = ["SETTLE_CLAIM_LEASE", "Candidate", "EntryDecision", "Fate", "QueueIngest", "Scan"]
@@ -289,7 +288,7 @@ class QueueIngest:
         classification), HELD / CLOSED (stays pending) or SETTLED (the gate dropped it)."""
         if not await self._within_budget(now, chosen):
             return EntryDecision.held("gate_closed", closed=True)
-        owner = secrets.token_hex(8)
+        owner = new_owner()
         holdings = Holdings()
         if self.gate is not None:
             request = gate_request(
@@ -384,7 +383,7 @@ class QueueIngest:
         return await self._rt.broker.claim(
             entry,
             key=claim_key(request_id, token),
-            owner=secrets.token_hex(8),
+            owner=new_owner(),
             lease_until=self._rt.clock.now() + SETTLE_CLAIM_LEASE,
         )
 

@@ -52,9 +52,10 @@ class LaneScheduler(Generic[T]):
         self._lanes: list[_Lane[T]] = [_Lane() for _ in LANES]
         self._seq = itertools.count()
         self._per_queue: dict[str, int] = {}
+        self._size = 0  # kept, not summed: workers ask on every take
 
     def __len__(self) -> int:
-        return sum(lane.size for lane in self._lanes)
+        return self._size
 
     @property
     def ordering(self) -> Ordering:
@@ -77,6 +78,7 @@ class LaneScheduler(Generic[T]):
             target.rotation.append(queue)
         heapq.heappush(heap, (deadline, next(self._seq), item))
         target.size += 1
+        self._size += 1
         self._per_queue[queue] = self._per_queue.get(queue, 0) + 1
 
     def pop(self) -> Picked[T] | None:
@@ -101,6 +103,7 @@ class LaneScheduler(Generic[T]):
                 continue
             lane.rotation.remove(queue)
             lane.size -= len(heap)
+            self._size -= len(heap)
             out.extend(item for _, _, item in sorted(heap))
         self._per_queue.pop(queue, None)
         return out
@@ -120,5 +123,6 @@ class LaneScheduler(Generic[T]):
             del lane.heaps[queue]
             lane.rotation.remove(queue)
         lane.size -= 1
+        self._size -= 1
         self._per_queue[queue] -= 1
         return item

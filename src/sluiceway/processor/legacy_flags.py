@@ -5,7 +5,9 @@ llm-d-async's own Helm chart still starts the processor with ``--message-queue-i
 warning; they are ignored (with a warning) when any ``--transport*`` flag or ``--config`` is
 set. ``--message-queue-impl`` values: ``redis-sortedset`` (the default here), ``redis-pubsub``
 (upstream's default: not supported, a start-up error naming it), ``gcp-pubsub`` and its
-retired alias ``gcp-pubsub-gated`` (not supported either). ``--redis.url`` and
+retired alias ``gcp-pubsub-gated`` (a start-up error that says to pass the subscriptions with
+``--transport gcp-pubsub --transport-config-file``: no deprecated flag describes them).
+``--redis.url`` and
 ``--redis-tracing`` come along; the other ``--redis.*`` flags belong to redis-pubsub.
 """
 
@@ -51,7 +53,8 @@ _SS_DEFAULTS: Final = {
 }
 _UNSUPPORTED_IMPLS: Final = {
     "redis-pubsub": "the redis-pubsub transport (use redis-sortedset)",
-    "gcp-pubsub": "the gcp-pubsub transport",
+    "gcp-pubsub": "configuring gcp-pubsub by deprecated flags (pass --transport gcp-pubsub "
+    "--transport-config-file FILE with its topics)",
 }
 
 

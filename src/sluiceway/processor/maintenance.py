@@ -11,13 +11,16 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from sluiceway.broker.base import Claim, RenewOutcome
 from sluiceway.processor.metrics import PROXIMITY_BUCKETS, QueueLabels
 from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.work_item import WorkItem
 
 __all__ = [
     "RECLAIM_BATCH",
+    "RenewsInBatches",
     "heartbeat_interval",
     "heartbeat_once",
     "move_retries_once",
@@ -63,26 +66,66 @@ async def _run_step(step: Callable[[], Awaitable[object]]) -> None:
         log.exception("background step %s failed", getattr(step, "__name__", step))
 
 
+@runtime_checkable
+class RenewsInBatches(Protocol):
+    """A broker that renews many claims in one round trip (the Redis broker)."""
+
+    async def renew_many(self, renewals: Sequence[tuple[Claim, float]]) -> list[RenewOutcome]:
+        """One outcome per ``(claim, lease_until)`` pair, in order."""
+        ...
+
+
 async def heartbeat_once(rt: Runtime) -> int:
-    """Renew every claim and gate holding this process holds; returns how many were lost."""
+    """Renew every claim and gate holding this process holds; returns how many were lost.
+
+    One lease instant per round (leases then group well), renewed in one batch where the
+    broker can, else claim by claim."""
+    items = list(rt.book)
+    if not items:
+        return 0
+    now = rt.clock.now()
+    leases = [rt.lease_until(item.deadline, now=now) for item in items]
+    try:
+        outcomes = await _renew_all(rt, items, leases)
+    except Exception:  # keep going: the next round retries, leases have slack
+        log.warning("renewing %d claims failed", len(items), exc_info=True)
+        return 0
     lost = 0
-    for item in rt.book:
-        lease_until = rt.lease_until(item.deadline)
+    for item, lease_until, outcome in zip(items, leases, outcomes, strict=True):
+        if outcome is None:
+            continue
+        lost += await _after_renewal(item, lease_until, outcome)
+    return lost
+
+
+async def _renew_all(
+    rt: Runtime, items: list[WorkItem], leases: list[float]
+) -> list[RenewOutcome | None]:
+    broker = rt.broker
+    if isinstance(broker, RenewsInBatches):
+        pairs = [(item.claim, lease) for item, lease in zip(items, leases, strict=True)]
+        return list(await broker.renew_many(pairs))
+    out: list[RenewOutcome | None] = []
+    for item, lease_until in zip(items, leases, strict=True):
         try:
-            outcome = await rt.broker.renew(item.claim, lease_until=lease_until)
+            out.append(await broker.renew(item.claim, lease_until=lease_until))
         except Exception:  # keep renewing the others; this one retries next round
             log.warning("renewing the claim of %s failed", item.request_id, exc_info=True)
-            continue
-        if outcome is RenewOutcome.RENEWED:
-            item.claim = _with_lease(item.claim, lease_until)
-            await item.holdings.renew_all(lease_until)
-        elif outcome is RenewOutcome.STOLEN:
-            lost += 1
-            log.warning("claim of %s was taken over after its lease lapsed", item.request_id)
-        else:
-            lost += 1  # finished meanwhile, or reclaimed and answered elsewhere
-            log.debug("claim of %s is gone", item.request_id)
-    return lost
+            out.append(None)
+    return out
+
+
+async def _after_renewal(item: WorkItem, lease_until: float, outcome: RenewOutcome) -> int:
+    """Apply one renewal's outcome; 1 when the claim is lost."""
+    if outcome is RenewOutcome.RENEWED:
+        item.claim = _with_lease(item.claim, lease_until)
+        await item.holdings.renew_all(lease_until)
+        return 0
+    if outcome is RenewOutcome.STOLEN:
+        log.warning("claim of %s was taken over after its lease lapsed", item.request_id)
+    else:  # finished meanwhile, or reclaimed and answered elsewhere
+        log.debug("claim of %s is gone", item.request_id)
+    return 1
 
 
 def _with_lease(claim: Claim, lease_until: float) -> Claim:

@@ -133,6 +133,22 @@ def _midpoint_sum(counts: list[int], total: int) -> float:
     return estimate + (total - previous_count) * previous_bound * 1000
 
 
+class _QueueSeries:
+    """The children one queue's hot-path events touch, looked up once."""
+
+    def __init__(self, metrics: ProcessorMetrics, values: tuple[str, str, str]) -> None:
+        self.queue_depth = metrics.queue_depth.labels(*values)
+        self.inflight = metrics.inflight.labels(*values)
+        self.budget = metrics.budget.labels(*values)
+        self.residence = metrics.residence.labels(*values)
+        self.latency = metrics.inference_latency.labels(*values)
+        self.requests = metrics.requests.labels(*values)
+        self.dispatched = metrics.dispatched.labels(*values)
+        self.tokens_in = metrics.tokens.labels(*values, "input")
+        self.tokens_out = metrics.tokens.labels(*values, "output")
+        self.outcomes = {name: family.labels(*values) for name, family in metrics.outcome_families}
+
+
 class ProcessorMetrics:
     """Every processor collector, registered in ``registry``."""
 
@@ -188,6 +204,12 @@ class ProcessorMetrics:
             "failed": self.failures,
             "exceeded_deadline": self.exceeded,
         }
+        self._series: dict[QueueLabels, _QueueSeries] = {}
+
+    @property
+    def outcome_families(self) -> list[tuple[str, Family[Counter]]]:
+        """(outcome counter name, family) pairs, as named by ``Finish.counter``."""
+        return list(self._outcomes.items())
 
     def gate_signal(
         self, labels: Mapping[str, str], *, available: bool, value: float | None, threshold: float
@@ -211,16 +233,22 @@ class ProcessorMetrics:
 
     def outcome(self, labels: QueueLabels, counter: str) -> None:
         """Bump the outcome counter named by :class:`~sluiceway.processor.outcome.Finish`."""
-        self._outcomes[counter].labels(*labels.values()).inc()
+        self._of(labels).outcomes[counter].inc()
 
     # -- events of a request's path (the steps call these; label handling stays here) -----
+
+    def _of(self, labels: QueueLabels) -> _QueueSeries:
+        series = self._series.get(labels)
+        if series is None:
+            series = self._series[labels] = _QueueSeries(self, labels.values())
+        return series
 
     def pool_configured(self, pool_id: str, workers: int) -> None:
         self.worker_limit.labels(pool_id).set(workers)
 
     def budget_read(self, labels: QueueLabels, budget: float) -> None:
         """A gate's budget was read (queue labels, or :meth:`QueueLabels.of_pool`)."""
-        self.budget.labels(*labels.values()).set(budget)
+        self._of(labels).budget.set(budget)
 
     def gate_held(self, labels: QueueLabels, reason: str) -> None:
         """A gate held, dropped or failed to decide a request; ``reason`` per ``gate_reason``."""
@@ -231,43 +259,43 @@ class ProcessorMetrics:
 
     def buffered(self, labels: QueueLabels) -> None:
         """A claimed request entered its pool's ready buffer."""
-        self.queue_depth.labels(*labels.values()).inc()
+        self._of(labels).queue_depth.inc()
 
     def unbuffered(self, labels: QueueLabels) -> None:
         """A buffered request left without a worker (drain, hot reload)."""
-        self.queue_depth.labels(*labels.values()).dec()
+        self._of(labels).queue_depth.dec()
 
     def picked_up(self, labels: QueueLabels, *, waited_ms: float, first: bool) -> None:
         """A worker took a request from the buffer after ``waited_ms``; ``first``: its first
         attempt (counted once in ``request_total``)."""
-        values = labels.values()
-        self.queue_depth.labels(*values).dec()
-        self.residence.labels(*values).observe(waited_ms)
+        series = self._of(labels)
+        series.queue_depth.dec()
+        series.residence.observe(waited_ms)
         if first:
-            self.requests.labels(*values).inc()
+            series.requests.inc()
 
     def gate_wait_expired(self, labels: QueueLabels) -> None:
         """A parked request went back to its queue after ``gate_wait_timeout``."""
         self.gate_wait_requeues.labels(*labels.values()).inc()
 
     def attempt_started(self, labels: QueueLabels) -> None:
-        values = labels.values()
-        self.inflight.labels(*values).inc()
-        self.dispatched.labels(*values).inc()
+        series = self._of(labels)
+        series.inflight.inc()
+        series.dispatched.inc()
 
     def attempt_ended(self, labels: QueueLabels, *, elapsed_ms: float) -> None:
-        values = labels.values()
-        self.inflight.labels(*values).dec()
-        self.inference_latency.labels(*values).observe(elapsed_ms)
+        series = self._of(labels)
+        series.inflight.dec()
+        series.latency.observe(elapsed_ms)
 
     def answered(self, labels: QueueLabels, status: int, tokens: tuple[int, int] | None) -> None:
         """An HTTP answer arrived: 429s count as shed; ``tokens`` (input, output) from usage."""
-        values = labels.values()
         if status == 429:
-            self.shed.labels(*values).inc()
+            self.shed.labels(*labels.values()).inc()
         if tokens is not None:
-            self.tokens.labels(*values, "input").inc(tokens[0])
-            self.tokens.labels(*values, "output").inc(tokens[1])
+            series = self._of(labels)
+            series.tokens_in.inc(tokens[0])
+            series.tokens_out.inc(tokens[1])
 
     def retried(self, labels: QueueLabels) -> None:
         self.retries.labels(*labels.values()).inc()

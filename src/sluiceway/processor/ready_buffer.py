@@ -40,7 +40,7 @@ class ReadyBuffer:
         self.capacity_changed = Pulse()  # an item finished: parked workers re-try their gates
         self._ready = asyncio.Condition()
         self._closed = False
-        self._on_room = on_room  # called when a full queue buffer gets room again
+        self._on_room = on_room  # called when a queue's buffer falls to ``refill_at``
 
     @property
     def closed(self) -> bool:
@@ -65,9 +65,16 @@ class ReadyBuffer:
         if picked is None:
             return None
         self.busy += 1
-        if self.scheduler.count_for_queue(picked.queue) == self.target - 1:
+        if self.scheduler.count_for_queue(picked.queue) == self.refill_at:
             self._on_room()
         return picked.item
+
+    @property
+    def refill_at(self) -> int:
+        """Ingest is woken when a queue's buffered count falls to this (half the target), so
+        it refills in batches (one peek and one claim call for several requests) instead of
+        one request per call."""
+        return self.target // 2
 
     def finished(self) -> None:
         """A taken item is done (recorded, retried or released)."""

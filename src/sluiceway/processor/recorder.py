@@ -103,4 +103,8 @@ class Recorder:
     async def _done(self, item: WorkItem) -> None:
         self._rt.book.remove(item)
         await item.holdings.release_all()
-        self._rt.work_changed.fire()
+        self._rt.claims_released.fire()
+        if item.queue.gate_type:
+            # A queue gate may admit more now (budget, quota slot). Without one, only room in
+            # the ready buffer lets ingest take more, and the buffer signals that itself.
+            self._rt.work_changed.fire()

@@ -95,15 +95,17 @@ class Runtime:
     book: ClaimBook = field(default_factory=ClaimBook)
     memory: AttemptMemory = field(default_factory=AttemptMemory)
     rng: random.Random = field(default_factory=random.Random)
-    work_changed: Pulse = field(default_factory=Pulse)
+    work_changed: Pulse = field(default_factory=Pulse)  # ingest may admit more: poll again
+    claims_released: Pulse = field(default_factory=Pulse)  # a claim left the book
     retry_parked: Pulse = field(default_factory=Pulse)
     cancels: CancelWatch = field(default_factory=CancelWatch)
     stopping: bool = False
 
-    def lease_until(self, deadline: float) -> float:
-        """A claim lease: ``claim_lease`` from now, at most :data:`LEASE_PAST_DEADLINE` past
-        the deadline."""
-        return min(self.clock.now() + self.settings.claim_lease, deadline + LEASE_PAST_DEADLINE)
+    def lease_until(self, deadline: float, *, now: float | None = None) -> float:
+        """A claim lease: ``claim_lease`` from ``now`` (default: the clock's), at most
+        :data:`LEASE_PAST_DEADLINE` past the deadline."""
+        start = self.clock.now() if now is None else now
+        return min(start + self.settings.claim_lease, deadline + LEASE_PAST_DEADLINE)
 
     def wall(self, seconds: float) -> float:
         return self.clock.to_wall(seconds)

@@ -171,6 +171,7 @@ async def run_processor(
         )
         await stack.enter_async_context(_serving(app, endpoints))
         await processor.start()
+        stack.push_async_callback(processor.stop)  # a no-op after the drain below
         stack.push_async_callback(_cancel, _watch(config, processor, clock))
         forward = asyncio.create_task(_forward_force(signals.force, processor), name="force-stop")
         stack.push_async_callback(_cancel, forward)

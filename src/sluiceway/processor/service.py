@@ -41,6 +41,7 @@ from sluiceway.processor.maintenance import (
     stop_tasks,
 )
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
+from sluiceway.processor.mixed_fleet import warn_about_foreign_claims
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.reload import ReloadPlan, plan_reload
@@ -245,6 +246,7 @@ class Processor:
     async def start(self) -> None:
         """Start ingest, workers and background tasks (gates and pools exist already)."""
         await self._upstream.start()
+        await warn_about_foreign_claims(self.broker, [q.queue_name for q in self.settings.queues])
         # One ingest pass before any worker runs, so the first dispatch already sees every
         # queue's head in lane order.
         await asyncio.gather(*(ingest.poll_once() for ingest in self.ingests))
@@ -379,7 +381,7 @@ class Processor:
 
     async def _until_no_claims(self) -> None:
         while len(self.rt.book) > 0:
-            await self.rt.work_changed.wait(since=self.rt.work_changed.generation)
+            await self.rt.claims_released.wait(since=self.rt.claims_released.generation)
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()

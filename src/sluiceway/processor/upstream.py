@@ -25,13 +25,34 @@ def encode_body(payload: Any) -> bytes:
     return json.dumps({} if payload is None else payload, separators=(",", ":")).encode()
 
 
+_DECODER = json.JSONDecoder()
+_USAGE_KEY = '"usage"'
+
+
 def usage_tokens(body: str) -> tuple[int, int] | None:
-    """(prompt, completion) tokens from an OpenAI ``usage`` object, best effort."""
+    """(prompt, completion) tokens from an OpenAI ``usage`` object, best effort.
+
+    Only the ``usage`` object is parsed when it can be found by its key (it comes last in an
+    OpenAI answer), not the whole completion; the whole body is parsed otherwise."""
+    at = body.rfind(_USAGE_KEY)
+    if at < 0:
+        return None
+    start = body.find("{", at + len(_USAGE_KEY))
+    colon = body.find(":", at + len(_USAGE_KEY))
+    if start > colon >= 0 and not body[colon + 1 : start].strip():
+        try:
+            usage, _ = _DECODER.raw_decode(body, start)
+            return _counts(usage)
+        except (ValueError, TypeError, AttributeError):
+            pass
     try:
-        usage = json.loads(body).get("usage") or {}
-        return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        return _counts(json.loads(body).get("usage") or {})
     except (ValueError, TypeError, AttributeError):
         return None
+
+
+def _counts(usage: Any) -> tuple[int, int]:
+    return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
 
 class Upstream:

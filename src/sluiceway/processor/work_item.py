@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 from sluiceway.broker.base import Claim
@@ -11,7 +12,17 @@ from sluiceway.processor.specs import QueueSpec
 from sluiceway.wire import Envelope
 from sluiceway.wire.lanes import Lane
 
-__all__ = ["WorkItem", "holder_token"]
+__all__ = ["OWNER_PREFIX", "WorkItem", "holder_token", "new_owner"]
+
+# Claim owner tokens minted here start with this (16 characters in all, as upstream's 16 hex
+# digits): a claim whose owner lacks it was taken by another kind of consumer, e.g. an
+# llm-d-async processor on the same queues.
+OWNER_PREFIX = "sw"
+
+
+def new_owner() -> str:
+    """A fresh claim owner token (``sw`` + 14 random hex digits)."""
+    return OWNER_PREFIX + secrets.token_hex(7)
 
 
 def holder_token(request_token: str, owner: str) -> str:
@@ -21,8 +32,9 @@ def holder_token(request_token: str, owner: str) -> str:
 
 @dataclass(slots=True)
 class WorkItem:
-    """A claimed request. ``envelope`` carries the stamped labels (tier, classification);
-    ``holdings`` what its gates acquired; ``ingested_at`` is scaled monotonic seconds."""
+    """A claimed request. ``envelope`` carries the stamped labels (tier, classification) and
+    is not replaced; ``holdings`` what its gates acquired; ``ingested_at`` is scaled monotonic
+    seconds."""
 
     claim: Claim
     envelope: Envelope
@@ -33,18 +45,15 @@ class WorkItem:
     ingested_at: float
     holdings: Holdings = field(default_factory=Holdings)
     attempts_here: int = 0
+    # Read on every step of the path: taken from the envelope once.
+    request_id: str = field(init=False)
+    token: str = field(init=False)
+    deadline: float = field(init=False)  # scaled Unix seconds
 
-    @property
-    def request_id(self) -> str:
-        return self.envelope.id
-
-    @property
-    def token(self) -> str:
-        return self.envelope.request_token
-
-    @property
-    def deadline(self) -> float:
-        return float(self.envelope.data.deadline)
+    def __post_init__(self) -> None:
+        self.request_id = self.envelope.id
+        self.token = self.envelope.request_token
+        self.deadline = float(self.envelope.data.deadline)
 
     @property
     def holder(self) -> str:

@@ -142,3 +142,53 @@ async def test_processor_process_picks_up_a_new_queue_from_its_watched_file(
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+@pytest.mark.redis
+async def test_the_charts_deprecated_flags_run_and_a_second_sigterm_stops_at_once(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """Started as upstream's Helm chart starts it; then SIGTERM (drain, 10 minutes allowed)
+    and SIGTERM again: the in-flight request goes back to its queue and the process exits."""
+    from sluiceway.broker.base import BrokerOptions as Options
+    from sluiceway.broker.redis import open_redis_broker
+
+    anchor = time.time()
+    clock = RealClock(scale=SCALE, anchor=anchor)
+    ports, log = tmp_path / "ports.json", tmp_path / "cli.log"
+    timing = ["--time-scale", str(SCALE), "--time-anchor", str(anchor)]
+    slow = SimConfig(model="guide-model", time_to_first_token=0.1, inter_token_latency=1.0)
+    async with running_simulator(slow, clock=clock) as sim:
+        proc = await run_cli(
+            log, "processor", "--message-queue-impl=redis-sortedset",
+            f"--redis.url={redis_server.url}", f"--redis.ss.igw-base-url={sim.urls[0]}",
+            "--redis.ss.request-path-url", "", "--redis.ss.request-queue-name", "chart-q",
+            "--redis.ss.result-queue-name", "results-list", "--drain-timeout", "10m",
+            "--port", "0", "--ports-file", str(ports), *timing,
+        )  # fmt: skip
+        broker = await open_redis_broker(Options(url=redis_server.url))
+        try:
+            await wait_until(ports.exists, within=30)
+            async with aiohttp.ClientSession() as http:
+                await ready(http, json.loads(ports.read_text())["processor"])
+            publisher = await run_cli(
+                log, "publish", "a", "1", "--queue", "chart-q", "--url", redis_server.url,
+                "--model", "guide-model", *timing,
+            )  # fmt: skip
+            assert await asyncio.wait_for(publisher.wait(), 30) == 0
+            engine = sim.engines[0]
+            await wait_until(lambda: engine.num_running == 1, within=30)
+            proc.send_signal(signal.SIGTERM)
+            await wait_until(lambda: "draining" in log.read_text(), within=30)
+            assert proc.returncode is None and engine.num_running == 1
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 15) == 0, log.read_text()
+            text = log.read_text()
+            assert "forced stop" in text and "deprecated flag" in text
+            assert await broker.backlog("chart-q") == 1
+            assert await broker.result_count("results-list") == 0
+        finally:
+            await broker.aclose()
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()

@@ -46,7 +46,7 @@ def test_counts() -> None:
     assert (len(s), s.count_for_queue("q")) == (2, 1)
     picked = s.pop()
     assert picked is not None and picked.lane == 3 and picked.queue == "q"
-    assert s.count_for_queue("q") == 0
+    assert s.count_for_queue("q") == 0 and len(s) == 1
 
 
 def test_random_robin_ignores_lanes_and_keeps_edf_per_queue() -> None:
@@ -77,5 +77,6 @@ def test_drain_queue_removes_only_that_queue() -> None:
     s.add("b", lane=1, queue="b", deadline=5)
     assert sorted(s.drain_queue("a")) == ["a-early", "a-late", "a-other-lane"]
     assert s.count_for_queue("a") == 0 and s.count_by_lane() == [0, 1, 0, 0, 0, 0]
-    assert drain_names(s) == ["b"]
+    assert len(s) == 1
+    assert drain_names(s) == ["b"] and len(s) == 0
     assert s.drain_queue("nothing") == []

@@ -54,3 +54,13 @@ async def test_close_hands_back_buffered_items_and_wakes_takers() -> None:
     left = await p.close()
     assert [i.name for i in left] == ["y"]  # type: ignore[attr-defined]
     assert await idle is None and p.room_for("a") == 0
+
+
+async def test_ingest_is_woken_once_the_buffer_is_half_drained_not_per_take() -> None:
+    rooms: list[int] = []
+    p = pool(workers=9, queues=1, on_room=lambda: rooms.append(len(p.scheduler)))  # target 10
+    for i in range(10):
+        await p.put(Item(f"a{i}", 5, "a"))  # type: ignore[arg-type]
+    for _ in range(10):
+        await p.take()
+    assert p.refill_at == 5 and rooms == [5]

@@ -72,3 +72,14 @@ def test_body_and_usage_helpers() -> None:
     assert encode_body({"prompt": "x"}) == b'{"prompt":"x"}'
     assert usage_tokens("not json") is None
     assert usage_tokens('{"usage": null}') == (0, 0)
+    long = (
+        '{"choices": [{"text": "'
+        + "x" * 5000
+        + '"}], "usage": {"prompt_tokens": 7, "completion_tokens": 9}}'
+    )
+    assert usage_tokens(long) == (7, 9)
+    assert usage_tokens('{"text": "the \\"usage\\" of words", "usage": {"prompt_tokens": 1}}') == (
+        1,
+        0,
+    )
+    assert usage_tokens('{"choices": []}') is None
