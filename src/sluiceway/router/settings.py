@@ -1,4 +1,4 @@
-"""Settings of one router process: frozen, passed whole (house style 8).
+"""Settings of one router process: frozen, passed whole, so every part reads the same values.
 
 Durations are scaled seconds (the process clock's time scale applies to them).
 """

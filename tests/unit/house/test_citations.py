@@ -84,12 +84,6 @@ def test_the_scan_sees_the_tree_and_knows_a_citation() -> None:
         assert not CITATION.search(fine), fine
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="processor/, sim/, gates/, broker/redis.py, docs/processor.md, docs/simulator.md and "
-    "their tests are cleaned on the house-proc, sim and gates branches; remove this mark once "
-    "they are merged",
-)
 def test_no_citation_of_outside_documents() -> None:
     found = [c for path in _text_files() for c in _citations(path)]
     assert found == [], "\n".join(found)

@@ -1,4 +1,4 @@
-"""Protocols and pure decision logic import no I/O library (house style 1, rule 1)."""
+"""Protocols and pure decision logic import no I/O library (docs/design-rules.md rule 31)."""
 
 from __future__ import annotations
 
