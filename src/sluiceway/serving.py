@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import socket
 from collections.abc import Generator
 
@@ -16,7 +17,7 @@ from starlette.types import ASGIApp
 
 from sluiceway.ports import PortAnnouncer
 
-__all__ = ["RunningServer", "bind", "start_server"]
+__all__ = ["RunningServer", "bind", "start_server", "stop_on_signals"]
 
 
 class _QuietServer(uvicorn.Server):
@@ -68,6 +69,7 @@ async def start_server(
         app,
         log_level="warning",
         lifespan="off",
+        access_log=False,
         timeout_keep_alive=75,
         timeout_graceful_shutdown=None if graceful_timeout is None else round(graceful_timeout),
     )
@@ -77,3 +79,13 @@ async def start_server(
     if announcer is not None:
         announcer.announce(name, url)
     return RunningServer(server, task, url)
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGTERM or SIGINT (the owner drains, then stops its servers)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -74,14 +72,10 @@ async def _run(config: object, clock: Clock, serving: _Serving) -> None:
     from sluiceway.config.coordinator import CoordinatorConfig
     from sluiceway.coordinator.server import open_coordinator
     from sluiceway.ports import PortAnnouncer
-    from sluiceway.serving import start_server
+    from sluiceway.serving import start_server, stop_on_signals
 
     assert isinstance(config, CoordinatorConfig)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     async with open_coordinator(
         config, clock=clock, max_body_bytes=serving.max_body_bytes
     ) as front:

@@ -14,7 +14,8 @@ the worker, right before dispatch). It answers with a :class:`Decision`:
 
 Resources a gate takes (a quota slot) are registered in the request's :class:`Holdings` as a
 release callback (and optionally a lease renewal run by the claim heartbeat).
-When a chain stops early, what it took is released in reverse order: a chain that fails leaves nothing held.
+When a chain stops early, what it took is released in reverse order: a failed chain holds
+nothing.
 
 Budget: ``budget(now)`` in [0, 1]; a budget b becomes the in-flight target
 ``ceil(b x W)`` for the pool of W workers the gate guards; 1 sets no cap.

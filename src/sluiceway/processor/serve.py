@@ -12,12 +12,10 @@ import asyncio
 import contextlib
 import logging
 import signal
-import socket
-from collections.abc import AsyncIterator, Generator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import uvicorn
 from starlette.applications import Starlette
 
 from sluiceway.clock import Clock
@@ -30,6 +28,7 @@ from sluiceway.processor.http_app import health_app
 from sluiceway.processor.reload import watch_transport_config
 from sluiceway.processor.service import Processor
 from sluiceway.processor.specs import DEFAULT_BACKLOG_INTERVAL
+from sluiceway.serving import RunningServer, start_server
 
 __all__ = ["Endpoints", "StopSignals", "run_processor"]
 
@@ -55,42 +54,20 @@ class Endpoints:
         return {"health": self.health_port, "metrics": self.metrics_port}
 
 
-class _QuietServer(uvicorn.Server):
-    """A uvicorn server that leaves signal handling to the processor."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
 @contextlib.asynccontextmanager
 async def _serving(app: Starlette, endpoints: Endpoints) -> AsyncIterator[None]:
     """Serve ``app`` on every binding of ``endpoints`` until the block ends (or raises)."""
     announcer = PortAnnouncer(endpoints.ports_file)
-    servers: list[_QuietServer] = []
-    tasks: list[asyncio.Task[None]] = []
+    servers: list[RunningServer] = []
     try:
         for name, port in endpoints.bindings().items():
-            sock = _bind(endpoints.host, port)
-            server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            server = await start_server(
+                app, name=name, host=endpoints.host, port=port, announcer=announcer
+            )
             servers.append(server)
-            tasks.append(asyncio.create_task(server.serve(sockets=[sock])))
-            bound = sock.getsockname()[1]
-            announcer.announce(name, f"http://{endpoints.host}:{bound}")
         yield
     finally:
-        for server in servers:
-            server.should_exit = True
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(server.stop() for server in servers))
 
 
 class StopSignals:
