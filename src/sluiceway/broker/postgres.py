@@ -332,16 +332,13 @@ class PostgresBroker:
         return None if record is None else str(record)
 
     async def wait_for_result(self, destination: str, block_for: float) -> bool:
-        fut = self._results.arm([destination])
-        try:
-            if await self.peek_result(destination) is not None:
-                return True
-            step = block_for if self.db.listening else min(block_for, _RESULT_POLL_SECONDS)
-            return await asyncio.wait_for(fut, max(0.0, step))
-        except TimeoutError:
-            return False
-        finally:
-            self._results.disarm(fut)
+        step = block_for if self.db.listening else min(block_for, _RESULT_POLL_SECONDS)
+        return await self._results.wait_unless(
+            destination, lambda: self._has_result(destination), step
+        )
+
+    async def _has_result(self, destination: str) -> bool:
+        return await self.peek_result(destination) is not None
 
     async def expire_result(self, destination: str, after: float) -> None:
         await self.db.fetchval(SQL.EXPIRE_RESULT, destination, float(after))

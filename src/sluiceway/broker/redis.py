@@ -510,15 +510,12 @@ class RedisBroker:
             await asyncio.sleep(max(0.0, block_for))  # the caller's poll interval
             return False
         await self._watch_result_family(destination)
-        fut = self._results_ready.arm([destination])
-        try:
-            if await self.peek_result(destination) is not None:
-                return True
-            return await asyncio.wait_for(fut, max(0.0, block_for))
-        except TimeoutError:
-            return False
-        finally:
-            self._results_ready.disarm(fut)
+        return await self._results_ready.wait_unless(
+            destination, lambda: self._has_result(destination), block_for
+        )
+
+    async def _has_result(self, destination: str) -> bool:
+        return await self.peek_result(destination) is not None
 
     async def _watch_result_family(self, destination: str) -> None:
         """One pattern subscription per result-list family (``results:req:<tenant>:``), shared

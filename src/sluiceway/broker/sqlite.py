@@ -348,15 +348,12 @@ class SqliteBroker:
     async def wait_for_result(self, destination: str, block_for: float) -> bool:
         # Pushes from this process wake at once; other processes' are seen at the caller's
         # poll interval (SQLite has no notifications).
-        fut = self._results.arm([destination])
-        try:
-            if await self.peek_result(destination) is not None:
-                return True
-            return await asyncio.wait_for(fut, max(0.0, block_for))
-        except TimeoutError:
-            return False
-        finally:
-            self._results.disarm(fut)
+        return await self._results.wait_unless(
+            destination, lambda: self._has_result(destination), block_for
+        )
+
+    async def _has_result(self, destination: str) -> bool:
+        return await self.peek_result(destination) is not None
 
     async def expire_result(self, destination: str, after: float) -> None:
         wall_now = time.time()

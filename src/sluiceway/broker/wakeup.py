@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from enum import Enum
 from typing import Any
 
@@ -103,6 +103,24 @@ class PollWaker(Waker):
                 waiters.discard(fut)
                 if not waiters:
                     del self._by_key[key]
+
+    async def wait_unless(
+        self,
+        key: str,
+        present: Callable[[], Awaitable[bool]],
+        timeout: float,  # noqa: ASYNC109
+    ) -> bool:
+        """True at once when ``present()`` (checked after the wait is armed, so a notify
+        between the check and the wait is not lost), else :meth:`wait` on ``key``."""
+        fut = self.arm([key])
+        try:
+            if await present():
+                return True
+            return await asyncio.wait_for(fut, max(0.0, timeout))
+        except TimeoutError:
+            return False
+        finally:
+            self.disarm(fut)
 
     def waiting(self) -> int:
         """How many waits are registered right now."""
