@@ -73,7 +73,7 @@ def _baseline_app(scale: float) -> object:
     """A bare SSE loop: the same chunk bytes as the simulator, one write per token."""
     from aiohttp import web
 
-    from sluiceway.sim.protocol import DONE_EVENT, ChunkFormat
+    from sluiceway.sim.openai_response import DONE_EVENT, ChunkFormat
     from sluiceway.sim.tokenizer import detokenize_one
 
     async def handler(request: web.Request) -> web.StreamResponse:

@@ -84,7 +84,7 @@ def sim(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    from sluiceway.sim.serve import run
+    from sluiceway.sim.serve_forever import run
 
     clock = make_clock(time_scale, time_anchor)
     run(config, instances, clock, host, port, ports_file)

@@ -1,7 +1,8 @@
 """``/metrics`` of one simulated server: vLLM's names in the Prometheus text format (0.0.4).
 
-Not OpenMetrics, which would rewrite ``vllm:`` to ``vllm_`` (contracts section 8). Rendered
-straight from the engine's live state and ``EngineStats`` on each scrape.
+Not OpenMetrics, which would rewrite ``vllm:`` to ``vllm_`` and break every dashboard and gate
+that reads vLLM's names. Rendered straight from the engine's live state and ``EngineStats`` on
+each scrape.
 """
 
 from __future__ import annotations

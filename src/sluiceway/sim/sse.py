@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sluiceway.sim.protocol import ChunkFormat
-from sluiceway.sim.runner import TokenStream
+from sluiceway.sim.engine_driver import TokenStream
+from sluiceway.sim.openai_response import ChunkFormat
 from sluiceway.sim.tokenizer import detokenize_one
 
 __all__ = ["SseWriter"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from sluiceway.clock import Clock
 from sluiceway.ports import PortAnnouncer
 from sluiceway.sim.config import SimConfig
-from sluiceway.sim.server import running_simulator
+from sluiceway.sim.server_pool import running_simulator
 
 __all__ = ["run", "serve_forever"]
 

@@ -1,8 +1,8 @@
-"""HTTP face of one simulated model server (aiohttp.web): OpenAI endpoints, metrics, admin.
+"""The HTTP API of one simulated model server (aiohttp.web): OpenAI endpoints, metrics, admin.
 
-aiohttp.web is used because it is the fastest here at emitting SSE from the server itself
-(reference/python-ecosystem.md 2) and the runner is started with handler cancellation on, so a
-client that goes away cancels its handler and the request is aborted in the engine at once.
+aiohttp.web is used because, measured on this kind of machine, it emits SSE from the server
+itself faster than the alternatives; the app runner is started with handler cancellation on, so
+a client that goes away cancels its handler and the request is aborted in the engine at once.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sluiceway.clock import Clock
 from sluiceway.errors import ConfigError
 from sluiceway.sim.config import RUNTIME_FIELDS, SimConfig
 from sluiceway.sim.engine import Engine
+from sluiceway.sim.engine_driver import EngineDriver, TokenStream
 from sluiceway.sim.failures import (
     AttemptLedger,
     Failure,
@@ -31,16 +32,8 @@ from sluiceway.sim.failures import (
     pick_injected_failure,
 )
 from sluiceway.sim.metrics import CONTENT_TYPE, render_metrics
-from sluiceway.sim.protocol import (
-    DONE_EVENT,
-    ApiError,
-    ChunkFormat,
-    Kind,
-    Parsed,
-    error_body,
-    parse_request,
-)
-from sluiceway.sim.runner import EngineRunner, TokenStream
+from sluiceway.sim.openai_request import ApiError, Kind, Parsed, parse_request
+from sluiceway.sim.openai_response import DONE_EVENT, ChunkFormat, error_body
 from sluiceway.sim.sequence import Admission, SimRequest
 from sluiceway.sim.sse import SseWriter
 from sluiceway.sim.tokenizer import detokenize_one
@@ -62,7 +55,7 @@ class SimInstance:
         ledger: AttemptLedger | None = None,
     ) -> None:
         self.engine = Engine(config)
-        self.runner = EngineRunner(self.engine, clock)
+        self.driver = EngineDriver(self.engine, clock)
         self.clock = clock
         # Shared by the instances of one pool: a retry that lands on another instance is
         # still the same request's next attempt.
@@ -110,16 +103,16 @@ class SimInstance:
             ignore_eos=parsed.ignore_eos,
             labels=self._labels(request),
         )
-        outcome, stream = self.runner.submit(sim_request)
+        outcome, stream = self.driver.submit(sim_request)
         if stream is None:
             return _error(_refusal(outcome))
         try:
             return await self._respond(request, parsed, stream)
         finally:
             if stream.seq.finished:
-                self.runner.release(sim_request.request_id)
+                self.driver.release(sim_request.request_id)
             else:
-                self.runner.abort(sim_request.request_id)
+                self.driver.abort(sim_request.request_id)
 
     def _failure(self, request: web.Request, body: bytes) -> Failure | ApiError | None:
         header = request.headers.get("X-Return-Error")
@@ -229,7 +222,7 @@ class SimInstance:
                 raise ConfigError("cannot be changed at run time", field=key)
         config = self.config.replace(changes)
         self.engine.update_config(config)
-        self.runner.poke()
+        self.driver.poke()
         return config
 
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from sluiceway.clock import Clock, RealClock
-from sluiceway.sim.app import SimInstance
 from sluiceway.sim.config import SimConfig
 from sluiceway.sim.engine import Engine
 from sluiceway.sim.failures import AttemptLedger
+from sluiceway.sim.http_api import SimInstance
 
 __all__ = ["SimPool", "running_simulator"]
 
@@ -60,13 +60,13 @@ async def running_simulator(
             runners.append(runner)
             site = web.TCPSite(runner, host, port + index if port else 0)
             await site.start()
-            inst.runner.start()
+            inst.driver.start()
             pool.instances.append(inst)
             pool.urls.append(_url(runner, host))
         yield pool
     finally:
         for inst in pool.instances:
-            await inst.runner.stop()
+            await inst.driver.stop()
         for runner in reversed(runners):
             await runner.cleanup()
 

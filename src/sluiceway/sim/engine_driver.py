@@ -16,7 +16,7 @@ from sluiceway.clock import Clock, RealClock
 from sluiceway.sim.engine import Engine
 from sluiceway.sim.sequence import Admission, Sequence, SimRequest
 
-__all__ = ["EngineRunner", "TokenStream"]
+__all__ = ["EngineDriver", "TokenStream"]
 
 _log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class TokenStream:
         return self.seq.finished and self.sent == len(self.seq.output)
 
 
-class EngineRunner:
+class EngineDriver:
     """Owns the step loop of one engine on one clock."""
 
     def __init__(self, engine: Engine, clock: Clock, *, slack: float = 0.0005) -> None:
