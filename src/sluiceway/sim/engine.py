@@ -24,7 +24,7 @@ from sluiceway.sim.kvcache import BlockPool, chain_hashes
 from sluiceway.sim.labels import LabelCounts
 from sluiceway.sim.sequence import Admission, SeqState, Sequence, SimRequest
 from sluiceway.sim.stats import EngineStats
-from sluiceway.sim.tokenizer import output_token
+from sluiceway.sim.tokenizer import output_salt, output_token
 from sluiceway.sim.waiting import WaitingQueue
 
 __all__ = ["Engine"]
@@ -38,7 +38,7 @@ class Engine:
         self.pool = BlockPool(
             config.num_gpu_blocks, config.block_size, prefix_caching=config.enable_prefix_caching
         )
-        self.stats = EngineStats()
+        self.stats = EngineStats(max_model_len=config.max_model_len)
         self.labels = LabelCounts(config.label_headers)
         self.peak_running = 0
         self._waiting = WaitingQueue(config.scheduling_policy)
@@ -49,6 +49,7 @@ class Engine:
         self._order = itertools.count()
         self._rngs: dict[str, random.Random] = {}
         self._jitter_rng = random.Random(config.seed)
+        self._iteration_tokens = 0  # prompt and output tokens computed since the last step
 
     # -- what the driver and tests read -------------------------------------------------------
 
@@ -105,7 +106,7 @@ class Engine:
             return Admission.TOO_LONG
         if len(self._waiting) >= self.config.max_waiting_queue_length:
             return Admission.QUEUE_FULL
-        salt = hash((self.config.seed, request.prompt)) & 0x7FFFFFFF
+        salt = output_salt(self.config.seed, request.prompt)
         seq = Sequence(request=request, arrival=now, order=next(self._order), salt=salt)
         self._live[request.request_id] = seq
         self._waiting.push(seq)
@@ -129,11 +130,15 @@ class Engine:
         """Advance to ``now``; return the sequences that produced tokens or finished."""
         out: list[Sequence] = []
         self._admit(now)
-        while self._due and self._due[0][0] <= now:
-            due, _, version, seq = heapq.heappop(self._due)
+        due_heap = self._due
+        while due_heap and due_heap[0][0] <= now:
+            due, _, version, seq = heapq.heappop(due_heap)
             if version == seq.version and seq.state is SeqState.RUNNING:
                 self._advance(seq, due, out)
         self._admit(now)
+        if self._iteration_tokens:
+            self.stats.iteration_tokens.observe(self._iteration_tokens)
+            self._iteration_tokens = 0
         return out
 
     # -- scheduling ---------------------------------------------------------------------------
@@ -165,6 +170,7 @@ class Engine:
         stats = self.stats
         stats.prefix_cache_queries += seq.num_tokens
         stats.prefix_cache_hits += cached
+        self._iteration_tokens += seq.num_tokens - cached
         if seq.scheduled_at is None:
             seq.scheduled_at = now
             seq.cached_tokens = cached
@@ -217,13 +223,10 @@ class Engine:
             self._schedule_token(seq, now + itl * self._factor())
 
     def _record_token(self, seq: Sequence, now: float) -> None:
-        stats = self.stats
-        stats.generation_tokens += 1
+        self.stats.generation_tokens += 1
+        self._iteration_tokens += 1
         if seq.first_token_at is None:
             seq.first_token_at = now
-            stats.ttft.observe(now - seq.arrival)
-        elif seq.last_token_at is not None:
-            stats.itl.observe(now - seq.last_token_at)
         seq.last_token_at = now
         bs = self.pool.block_size
         if seq.num_tokens % bs == 0:
@@ -239,7 +242,10 @@ class Engine:
             self.pool.register(seq.blocks[len(seq.hashes) - 1], block_hash)
 
     def _finish_reason(self, seq: Sequence) -> str | None:
-        if len(seq.output) >= seq.request.max_tokens:
+        request = seq.request
+        if request.stop_after is not None and len(seq.output) >= request.stop_after:
+            return "stop"
+        if len(seq.output) >= request.max_tokens:
             return "length"
         p = self.config.eos_probability
         if p > 0 and not seq.request.ignore_eos and self._rng(seq).random() < p:
@@ -297,4 +303,19 @@ class Engine:
         self._rngs.pop(seq.request_id, None)
         self.stats.finished[reason] += 1
         if reason != "abort":
-            self.stats.e2e.observe(now - seq.arrival)
+            self._observe_finished(seq)
+
+    def _observe_finished(self, seq: Sequence) -> None:
+        """vLLM's per-request histograms, from this engine's timeline (scaled seconds)."""
+        stats = self.stats
+        request = seq.request
+        stats.prompt_tokens_per_request.observe(len(request.prompt))
+        stats.generation_tokens_per_request.observe(len(seq.output))
+        if request.max_tokens_param is not None:
+            stats.max_tokens_param.observe(request.max_tokens_param)
+        scheduled, first, last = seq.scheduled_at, seq.first_token_at, seq.last_token_at
+        if scheduled is None or first is None or last is None:
+            return
+        stats.prefill_time.observe(first - scheduled)
+        stats.decode_time.observe(last - first)
+        stats.inference_time.observe(last - scheduled)

@@ -27,7 +27,9 @@ class SimRequest:
     """A generation request as the engine sees it (token ids, limits, scheduling hints).
 
     ``priority``: lower runs first under the priority policy (vLLM). ``labels``: (header,
-    value) pairs counted by the running-by-label gauge.
+    value) pairs counted by the running-by-label gauge. ``stop_after``: finish with reason
+    ``stop`` after this many tokens (where a stop string completes). ``max_tokens_param``: the
+    ``max_tokens`` the client sent, None when it sent none (vLLM's histogram of it).
     """
 
     request_id: str
@@ -36,6 +38,8 @@ class SimRequest:
     priority: int = 0
     ignore_eos: bool = False
     labels: tuple[tuple[str, str], ...] = ()
+    stop_after: int | None = None
+    max_tokens_param: int | None = None
 
 
 @dataclass(slots=True, eq=False)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from sluiceway.sim.engine_driver import TokenStream
-from sluiceway.sim.openai_response import ChunkFormat
-from sluiceway.sim.tokenizer import detokenize_one
+from sluiceway.sim.openai_response import AnswerFormat
 
 __all__ = ["SseWriter"]
 
@@ -27,12 +26,12 @@ class SseWriter:
         self,
         stream: TokenStream,
         transport: asyncio.Transport,
-        fmt: ChunkFormat,
+        answer: AnswerFormat,
         finished: asyncio.Future[bool],
     ) -> None:
         self._stream = stream
         self._transport = transport
-        self._fmt = fmt
+        self._answer = answer
         # True: generation complete; False: the peer went away or the server aborted it.
         self._finished = finished
 
@@ -46,17 +45,10 @@ class SseWriter:
         start = stream.sent
         tokens = stream.take()
         seq = stream.seq
-        last = len(seq.output) if seq.finished else -1
-        fmt = self._fmt
-        data = b"".join(
-            fmt.token_event(
-                detokenize_one(tok),
-                first=start + i == 0,
-                finish_reason=seq.finish_reason if start + i + 1 == last else None,
-            )
-            for i, tok in enumerate(tokens)
-        )
-        if data:
+        if tokens:
+            reason = seq.finish_reason if seq.finished else None
+            data = self._answer.events(start, tokens, reason)
             self._transport.write(b"%x\r\n%s\r\n" % (len(data), data))
+        stream.delivered(len(tokens))
         if seq.finished:
             self._finished.set_result(seq.finish_reason != "abort")

@@ -203,6 +203,28 @@ def test_eos_stops_early_unless_ignored() -> None:
     assert (by_id["ignore"].finish_reason, len(by_id["ignore"].output)) == ("length", 10)
 
 
+def test_stop_after_finishes_with_reason_stop() -> None:
+    engine = Engine(SimConfig())
+    engine.submit(_req("s", max_tokens=10, stop_after=3), 0.0)
+    engine.submit(_req("l", max_tokens=3, stop_after=3), 0.0)  # a stop on the last token wins
+    _, finished = _run(engine)
+    assert {(s.request_id, s.finish_reason, len(s.output)) for s in finished} == {
+        ("s", "stop", 3),
+        ("l", "stop", 3),
+    }
+
+
+def test_each_step_records_the_tokens_it_computed() -> None:
+    engine = Engine(SimConfig(time_to_first_token=0.1, inter_token_latency=0.1))
+    engine.submit(_req("a", 8, max_tokens=2), 0.0)
+    engine.submit(_req("b", 8, max_tokens=2), 0.0)
+    engine.step(0.0)  # both prefills: 16 prompt tokens
+    engine.step(0.1)  # one token each
+    engine.step(0.2)
+    hist = engine.stats.iteration_tokens
+    assert hist.count == 3 and hist.total == 16 + 2 + 2
+
+
 def test_running_by_label_tracks_current_and_peak() -> None:
     engine = Engine(SimConfig(max_num_seqs=3, label_headers=("X-Team",)))
     for i, team in enumerate(("a", "a", "b", "a")):

@@ -35,6 +35,28 @@ async def test_tokens_arrive_at_their_virtual_times(clock: VirtualClock) -> None
     await driver.stop()
     assert arrivals == [(0.5, 1), (0.75, 1), (1.0, 1)]
     assert stream.seq.finish_reason == "length"
+    # Recorded on delivery: TTFT 0.5, two gaps of 0.25, E2E 1.0 (scaled seconds).
+    stats = driver.engine.stats
+    assert (stats.ttft.count, stats.ttft.total) == (1, 0.5)
+    assert (stats.itl.count, stats.itl.total) == (2, 0.5)
+    assert (stats.e2e.count, stats.e2e.total) == (1, 1.0)
+
+
+async def test_latency_is_recorded_when_the_client_takes_the_tokens(clock: VirtualClock) -> None:
+    """A handler that gets to its tokens late makes TTFT late, as the client sees it."""
+    cfg = SimConfig(time_to_first_token=0.5, inter_token_latency=0.25)
+    driver = EngineDriver(Engine(cfg), clock)
+    driver.start()
+    _, stream = driver.submit(SimRequest("a", (1, 2), 3))
+    assert stream is not None
+    await clock.run_until_idle()  # every token produced; nobody has read them yet
+    clock.advance(2.0)
+    assert len(await stream.next_tokens()) == 3
+    await driver.stop()
+    stats = driver.engine.stats
+    assert stats.ttft.total == pytest.approx(clock.monotonic())
+    assert (stats.itl.count, stats.itl.total) == (2, 0.0)  # arrived together
+    assert stats.e2e.count == 1
 
 
 async def test_abort_wakes_the_loop_and_the_waiter_runs(clock: VirtualClock) -> None:
