@@ -59,16 +59,18 @@ async def _serve_async(kind: str, scale: float) -> None:
     from aiohttp import web
 
     from sluiceway.clock import RealClock
-    from sluiceway.sim import SimConfig, running_simulator
+    from sluiceway.sim import SimConfig
 
-    if kind == "sim":
+    if kind == "sim":  # the simulator as ``sluiceway sim`` runs it (one process, uvloop)
+        try:
+            from sluiceway.sim.serve_forever import serve_forever
+        except ImportError:  # a source tree from before the module was renamed
+            from sluiceway.sim.serve import serve_forever  # type: ignore[no-redef]
         cfg = SimConfig.from_profile(
             "default", max_num_seqs=100_000, max_waiting_queue_length=100_000,
             num_gpu_blocks=1_000_000, max_model_len=1_000_000,
         )  # fmt: skip
-        async with running_simulator(cfg, clock=RealClock(scale=scale)) as pool:
-            print(pool.urls[0], flush=True)
-            await asyncio.Event().wait()
+        await serve_forever(cfg, 1, RealClock(scale=scale), "127.0.0.1", 0, None)
     runner = web.AppRunner(_baseline_app(scale), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -241,7 +243,7 @@ def _spawn(kind: str, scale: float, src: str | None) -> tuple[subprocess.Popen[s
         [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
     )
     assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
+    return proc, proc.stdout.readline().split()[-1]  # "listening sim-0 <url>" or "<url>"
 
 
 def _measure(

@@ -39,6 +39,7 @@ class Engine:
             config.num_gpu_blocks, config.block_size, prefix_caching=config.enable_prefix_caching
         )
         self.stats = EngineStats(max_model_len=config.max_model_len)
+        self._block_size = config.block_size
         self.labels = LabelCounts(config.label_headers)
         self.peak_running = 0
         self._waiting = WaitingQueue(config.scheduling_policy)
@@ -107,7 +108,13 @@ class Engine:
         if len(self._waiting) >= self.config.max_waiting_queue_length:
             return Admission.QUEUE_FULL
         salt = output_salt(self.config.seed, request.prompt)
-        seq = Sequence(request=request, arrival=now, order=next(self._order), salt=salt)
+        seq = Sequence(
+            request=request,
+            arrival=now,
+            order=next(self._order),
+            salt=salt,
+            prompt_len=len(request.prompt),
+        )
         self._live[request.request_id] = seq
         self._waiting.push(seq)
         self._admit(now)
@@ -206,32 +213,43 @@ class Engine:
     # -- decoding -----------------------------------------------------------------------------
 
     def _advance(self, seq: Sequence, now: float, out: list[Sequence]) -> None:
-        """Emit one token of ``seq`` at ``now`` (its due time), then schedule the next."""
-        if seq.num_tokens + 1 > len(seq.blocks) * self.pool.block_size and not self._grow(seq):
+        """Emit one token of ``seq`` at ``now`` (its due time), then schedule the next.
+
+        The per-token hot path of the simulator: locals instead of repeated attribute reads.
+        """
+        output = seq.output
+        num_tokens = seq.prompt_len + len(output) + 1
+        if num_tokens > len(seq.blocks) * self._block_size and not self._grow(seq):
             return  # seq itself was preempted
-        seq.output.append(output_token(seq.salt, len(seq.output)))
-        self._record_token(seq, now)
-        if len(out) == 0 or out[-1] is not seq:
+        output.append(output_token(seq.salt, len(output)))
+        self._record_token(seq, now, num_tokens)
+        if not out or out[-1] is not seq:
             out.append(seq)
         reason = self._finish_reason(seq)
         if reason is not None:
             self._finish(seq, now, reason)
             self._admit(now)
         else:
-            cfg = self.config
-            itl = self._jitter(cfg.inter_token_latency, cfg.inter_token_latency_std_dev)
-            self._schedule_token(seq, now + itl * self._factor())
+            self._schedule_token(seq, now + self._next_gap())
 
-    def _record_token(self, seq: Sequence, now: float) -> None:
+    def _next_gap(self) -> float:
+        """The time to the next token of a running sequence (jitter and load factor applied)."""
+        cfg = self.config
+        itl = cfg.inter_token_latency
+        if cfg.inter_token_latency_std_dev > 0:
+            itl = self._jitter(itl, cfg.inter_token_latency_std_dev)
+        return itl if cfg.time_factor_under_load == 1 else itl * self._factor()
+
+    def _record_token(self, seq: Sequence, now: float, num_tokens: int) -> None:
         self.stats.generation_tokens += 1
         self._iteration_tokens += 1
         if seq.first_token_at is None:
             seq.first_token_at = now
         seq.last_token_at = now
-        bs = self.pool.block_size
-        if seq.num_tokens % bs == 0:
+        bs = self._block_size
+        if num_tokens % bs == 0:
             # Only the block just filled, without copying the whole sequence per block.
-            start = seq.num_tokens - bs - len(seq.request.prompt)
+            start = num_tokens - bs - seq.prompt_len
             if start >= 0:
                 tokens: list[int] | tuple[int, ...] = seq.output[start:]
             else:

@@ -120,6 +120,7 @@ class SimInstance:
         try:
             return await self._respond(request, parsed, stream, cut)
         finally:
+            stream.listener = None  # the writer refers to the stream: free both without a GC
             if stream.seq.finished:
                 self.driver.release(sim_request.request_id)
             else:

@@ -37,6 +37,10 @@ class ChunkFormat:
             head["object"] = "text_completion"
         self._head = head
         self._prefix = b"data: " + orjson.dumps(head)[:-1] + b',"choices":[{"index":0,'
+        # The plain mid-stream event is these two around the token's JSON: one concatenation.
+        close = b"}" if kind == "chat" else b""
+        self._next_head = self._prefix + (b'"delta":{"content":' if kind == "chat" else b'"text":')
+        self._next_tail = close + b',"logprobs":null,"finish_reason":null}]}\n\n'
 
     def token_event(self, text: str, *, first: bool, finish_reason: str | None) -> bytes:
         """One SSE event carrying one token."""
@@ -46,6 +50,8 @@ class ChunkFormat:
         self, text_json: bytes, first: bool, finish_reason: str | None, logprobs: bytes = b"null"
     ) -> bytes:
         """One SSE event; ``text_json`` and ``logprobs`` are already JSON."""
+        if not first and finish_reason is None and logprobs == b"null":
+            return self._next_head + text_json + self._next_tail
         if self.kind == "chat":
             role = b'"role":"assistant",' if first else b""
             body = b'"delta":{' + role + b'"content":' + text_json + b"}"
@@ -132,6 +138,8 @@ class AnswerFormat:
         last = len(tokens) - 1
         fmt = self.fmt
         if self._plain:
+            if last == 0:  # the usual case: one token per event, one event per write
+                return fmt.event(word_json(tokens[0]), start == 0, finish_reason)
             return b"".join(
                 fmt.event(word_json(tok), start + i == 0, finish_reason if i == last else None)
                 for i, tok in enumerate(tokens)

@@ -50,6 +50,7 @@ class Sequence:
     arrival: float
     order: int
     salt: int
+    prompt_len: int = 0  # len(request.prompt), read on every token
     state: SeqState = SeqState.WAITING
     output: list[int] = field(default_factory=list)
     blocks: list[int] = field(default_factory=list)
@@ -69,7 +70,7 @@ class Sequence:
 
     @property
     def num_tokens(self) -> int:
-        return len(self.request.prompt) + len(self.output)
+        return self.prompt_len + len(self.output)
 
     @property
     def finished(self) -> bool:

@@ -36,19 +36,21 @@ class SseWriter:
         self._finished = finished
 
     def __call__(self) -> None:
-        if self._finished.done():
+        finished = self._finished
+        if finished.done():
             return
-        if self._transport.is_closing() or self._transport.get_write_buffer_size() > _MAX_BUFFERED:
-            self._finished.set_result(False)
+        transport = self._transport
+        if transport.is_closing() or transport.get_write_buffer_size() > _MAX_BUFFERED:
+            finished.set_result(False)
             return
         stream = self._stream
         start = stream.sent
         tokens = stream.take()
         seq = stream.seq
+        done = seq.finished
         if tokens:
-            reason = seq.finish_reason if seq.finished else None
-            data = self._answer.events(start, tokens, reason)
-            self._transport.write(b"%x\r\n%s\r\n" % (len(data), data))
+            data = self._answer.events(start, tokens, seq.finish_reason if done else None)
+            transport.write(b"%x\r\n%s\r\n" % (len(data), data))
         stream.delivered(len(tokens))
-        if seq.finished:
-            self._finished.set_result(seq.finish_reason != "abort")
+        if done:
+            finished.set_result(seq.finish_reason != "abort")
