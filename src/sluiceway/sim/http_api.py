@@ -104,16 +104,7 @@ class SimInstance:
         if isinstance(parsed, ApiError):
             return _error(parsed)
         cut = self._stop_cut(parsed)
-        sim_request = SimRequest(
-            request_id=str(next(self._ids)),
-            prompt=parsed.prompt,
-            max_tokens=parsed.max_tokens,
-            priority=parsed.priority,
-            ignore_eos=parsed.ignore_eos,
-            labels=self._labels(request),
-            stop_after=None if cut is None else cut.tokens,
-            max_tokens_param=parsed.max_tokens_param,
-        )
+        sim_request = self._sim_request(request, parsed, cut)
         outcome, stream = self.driver.submit(sim_request)
         if stream is None:
             return _error(_refusal(outcome))
@@ -138,6 +129,18 @@ class SimInstance:
                 return header_failure(spec)
             return None
         return pick_injected_failure(self.config, self._rng)
+
+    def _sim_request(self, request: web.Request, parsed: Parsed, cut: StopCut | None) -> SimRequest:
+        return SimRequest(
+            request_id=str(next(self._ids)),
+            prompt=parsed.prompt,
+            max_tokens=parsed.max_tokens,
+            priority=parsed.priority,
+            ignore_eos=parsed.ignore_eos,
+            labels=self._labels(request),
+            stop_after=None if cut is None else cut.tokens,
+            max_tokens_param=parsed.max_tokens_param,
+        )
 
     def _stop_cut(self, parsed: Parsed) -> StopCut | None:
         if not parsed.stop:
