@@ -43,6 +43,8 @@ class Trial:
     ttft_p99_ms: float
     tokens_per_s: float
     ok: bool
+    loop_lag_ms: float | None = None  # the server's own event-loop lag gauge, max while loaded
+    late_p99_ms: float | None = None  # the server's token lateness p99 (bucket bound)
 
 
 # -- servers (child process) -----------------------------------------------------------------
@@ -195,9 +197,11 @@ async def _trial(url: str, rate: float, scale: float, seconds: float) -> Trial:
     start = time.perf_counter()
     deadline = start + seconds
     samples = _Samples()
+    lag = asyncio.create_task(_max_loop_lag(url, start + ramp, deadline))
     await asyncio.gather(
         *(_worker(url, ramp * i / streams, deadline, samples) for i in range(streams))
     )
+    loop_lag, late_p99 = await lag
     window = (start + ramp + 5 * itl_wall, deadline)
     gaps = np.array([gap for t, gap in samples.gaps if window[0] <= t <= window[1]])
     ttfts = np.array([v for t, v in samples.ttfts if window[0] <= t <= window[1]] or [0.0])
@@ -207,7 +211,58 @@ async def _trial(url: str, rate: float, scale: float, seconds: float) -> Trial:
     ok = p99 <= itl_wall + max(0.1 * itl_wall, 0.002)
     delivered = len(gaps) / (window[1] - window[0])
     ttft_p99 = float(np.percentile(ttfts, 99))
-    return Trial(streams, rate, p50 * 1e3, p99 * 1e3, ttft_p99 * 1e3, delivered, ok)
+    return Trial(
+        streams, rate, p50 * 1e3, p99 * 1e3, ttft_p99 * 1e3, delivered, ok, loop_lag, late_p99
+    )
+
+
+async def _max_loop_lag(url: str, start: float, end: float) -> tuple[float | None, float | None]:
+    """The server's own view of the window, or None where it does not export it (the control,
+    an older tree): whether a miss is the server running late or the rest of the machine.
+
+    Returns the largest ``sluiceway_sim_event_loop_lag_seconds`` scraped every 0.5 s (ms) and
+    the p99 of ``sluiceway_sim_token_lateness_seconds`` over the window (its bucket bound, ms).
+    """
+    import aiohttp
+
+    worst: float | None = None
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    await asyncio.sleep(max(0.0, start - time.perf_counter()))
+    async with aiohttp.ClientSession() as http:
+        while time.perf_counter() < end:
+            async with http.get(url + "/metrics") as resp:
+                text = await resp.text() if resp.status == 200 else ""
+            for line in text.splitlines():
+                if line.startswith("sluiceway_sim_event_loop_lag_seconds "):
+                    value = float(line.split()[1]) * 1e3
+                    worst = value if worst is None else max(worst, value)
+            last = _lateness_buckets(text)
+            first = first or last
+            await asyncio.sleep(0.5)
+    return worst, _p99_bound(first, last)
+
+
+def _lateness_buckets(text: str) -> dict[str, float]:
+    prefix = "sluiceway_sim_token_lateness_seconds_bucket{"
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            le = line.split('le="', 1)[1].split('"', 1)[0]
+            out[le] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def _p99_bound(first: dict[str, float], last: dict[str, float]) -> float | None:
+    """The smallest bucket bound (ms) under which 99 % of the window's tokens fell."""
+    if not last:
+        return None
+    deltas = sorted(((float(le), last[le] - first.get(le, 0.0)) for le in last), key=lambda b: b[0])
+    total = deltas[-1][1]
+    for bound, count in deltas:
+        if total and count >= 0.99 * total:
+            return bound * 1e3
+    return None
 
 
 async def _search(
@@ -286,11 +341,16 @@ def _report(scale: float, kind: str, best: Trial | None, trials: list[Trial]) ->
         print(
             f"  S={scale:<4g} {kind:8s} {t.streams:5d} streams ({t.offered:6.0f} offered)  "
             f"ITL p50 {t.itl_p50_ms:6.2f} p99 {t.itl_p99_ms:6.2f} ms  TTFT p99 "
-            f"{t.ttft_p99_ms:7.2f} ms  {t.tokens_per_s:7.0f} tok/s  {mark}",
+            f"{t.ttft_p99_ms:7.2f} ms  {t.tokens_per_s:7.0f} tok/s  server: loop lag "
+            f"{_ms(t.loop_lag_ms)}, token lateness p99 <= {_ms(t.late_p99_ms)}  {mark}",
             flush=True,
         )
     if best is None:
         print(f"  S={scale:<4g} {kind:8s} no offered rate met the ITL bound")
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:g} ms"
 
 
 def main(argv: list[str]) -> int:

@@ -125,6 +125,8 @@ SIM_RUNNING_BY_LABEL: Final = "sluiceway_sim_running"
 # How late the simulator's event loop runs a timer (wall seconds): an overloaded simulator shows
 # here before its latencies drift from the configured ones.
 SIM_EVENT_LOOP_LAG: Final = "sluiceway_sim_event_loop_lag_seconds"
+# How much later than its scheduled time each token reached the client (scaled seconds).
+SIM_TOKEN_LATENESS: Final = "sluiceway_sim_token_lateness_seconds"
 
 
 def processor_metric(name: str) -> str:

@@ -28,7 +28,8 @@ class TokenStream:
     A ``listener`` is called synchronously inside the engine step (the streaming HTTP path
     writes its events there, saving a task switch per token); otherwise ``next_tokens``
     awaits them. ``delivered`` records TTFT, ITL and E2E at the moment tokens reach the client,
-    so an event loop that runs late shows in the histograms as it does to the client.
+    so an event loop that runs late shows in the histograms as it does to the client, and how
+    late the newest token came against its schedule (the simulator's own fidelity).
     """
 
     __slots__ = ("_clock", "_ended", "_last", "_stats", "_waiter", "listener", "sent", "seq")
@@ -80,6 +81,9 @@ class TokenStream:
                 stats.itl.observe(now - last)
             if count > 1:  # tokens that arrive together are 0 s apart, as the client sees them
                 stats.itl.observe_zeros(count - 1)
+            due = self.seq.last_token_at  # the newest token's scheduled time
+            if due is not None:
+                stats.lateness.observe(max(0.0, now - due))
             self._last = now
         if not self._ended and self.done:
             self._ended = True

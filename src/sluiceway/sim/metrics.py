@@ -105,6 +105,9 @@ def _histograms(lines: list[str], engine: Engine) -> None:
     for name, doc, hist in families:
         _family(lines, name, "histogram", doc)
         lines.extend(_histogram_samples(name, model, hist))
+    name = names.SIM_TOKEN_LATENESS
+    _family(lines, name, "histogram", "Token delivery after its scheduled time (s).")
+    lines.extend(_histogram_samples(name, model, stats.lateness))
 
 
 def _histogram_samples(name: str, labels: Labels, hist: Histogram) -> Iterable[str]:

@@ -18,6 +18,7 @@ __all__ = [
     "E2E_BUCKETS",
     "ITERATION_TOKEN_BUCKETS",
     "ITL_BUCKETS",
+    "LATENESS_BUCKETS",
     "TTFT_BUCKETS",
     "EngineStats",
     "Histogram",
@@ -39,6 +40,11 @@ E2E_BUCKETS: Final = (
 
 ITERATION_TOKEN_BUCKETS: Final = (
     1.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0,
+)  # fmt: skip
+
+# Fine bounds near zero: fidelity is judged in milliseconds (the capacity bench allows 2 ms).
+LATENESS_BUCKETS: Final = (
+    0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 )  # fmt: skip
 
 
@@ -109,6 +115,7 @@ class EngineStats:
     decode_time: Histogram = field(default_factory=_latency)
     inference_time: Histogram = field(default_factory=_latency)
     iteration_tokens: Histogram = field(default_factory=lambda: Histogram(ITERATION_TOKEN_BUCKETS))
+    lateness: Histogram = field(default_factory=lambda: Histogram(LATENESS_BUCKETS))
     prompt_tokens_per_request: Histogram = field(init=False)
     generation_tokens_per_request: Histogram = field(init=False)
     max_tokens_param: Histogram = field(init=False)

@@ -421,3 +421,4 @@ async def test_latency_is_recorded_as_delivered_and_the_loop_lag_is_exported(
     assert samples[(names.VLLM_TTFT_SECONDS + "_count", None)] == 1
     assert samples[(names.VLLM_E2E_SECONDS + "_count", None)] == 1
     assert samples[(names.SIM_EVENT_LOOP_LAG, None)] >= 0.15
+    assert samples[(names.SIM_TOKEN_LATENESS + "_sum", None)] >= 0.25

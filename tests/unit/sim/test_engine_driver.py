@@ -40,6 +40,7 @@ async def test_tokens_arrive_at_their_virtual_times(clock: VirtualClock) -> None
     assert (stats.ttft.count, stats.ttft.total) == (1, 0.5)
     assert (stats.itl.count, stats.itl.total) == (2, 0.5)
     assert (stats.e2e.count, stats.e2e.total) == (1, 1.0)
+    assert (stats.lateness.count, stats.lateness.total) == (3, 0.0)  # each on time
 
 
 async def test_latency_is_recorded_when_the_client_takes_the_tokens(clock: VirtualClock) -> None:
@@ -57,6 +58,7 @@ async def test_latency_is_recorded_when_the_client_takes_the_tokens(clock: Virtu
     assert stats.ttft.total == pytest.approx(clock.monotonic())
     assert (stats.itl.count, stats.itl.total) == (2, 0.0)  # arrived together
     assert stats.e2e.count == 1
+    assert stats.lateness.total == pytest.approx(2.0)  # the last token was due at 1.0
 
 
 async def test_abort_wakes_the_loop_and_the_waiter_runs(clock: VirtualClock) -> None:

@@ -71,4 +71,5 @@ def test_values_label_escaping_and_the_lag_gauge() -> None:
     )
     assert f'{names.SIM_RUNNING_BY_LABEL}{{header="x-obj",value="chat"}} 0' in text
     assert f"\n{names.SIM_EVENT_LOOP_LAG} 0\n" in text
+    assert f'{names.SIM_TOKEN_LATENESS}_bucket{{model_name="m\\"1",engine="0",le="0.0005"}}' in text
     assert 'le="+Inf"' in text
