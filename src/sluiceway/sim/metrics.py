@@ -41,7 +41,8 @@ def render_metrics(engine: Engine, *, lag: LoopLagProbe | None = None) -> str:
 
 
 def _vllm_labels(engine: Engine) -> Labels:
-    return (("model_name", engine.config.model), ("engine", ENGINE_INDEX))
+    model_name, engine_index = names.VLLM_LABELS
+    return ((model_name, engine.config.model), (engine_index, ENGINE_INDEX))
 
 
 def _gauges(lines: list[str], engine: Engine) -> None:
