@@ -19,7 +19,7 @@ from sluiceway.demo.guide import TEAMS, guide_settings
 from sluiceway.demo.observe import observing
 from sluiceway.processor.producer import Producer, request
 from sluiceway.processor.service import Processor
-from sluiceway.sim.server import SimPool
+from sluiceway.sim.server_pool import SimPool
 from sluiceway.wire import ResultRecord
 from sluiceway.wire.headers import FAIRNESS_ID, OBJECTIVE
 

@@ -101,8 +101,32 @@ VLLM_METRICS: Final = (
     VLLM_PREFIX_CACHE_HITS_TOTAL,
     VLLM_PREFIX_CACHE_QUERIES_TOTAL,
 )
+# vLLM's per-request histograms and its per-step token histogram, also served by the simulator.
+VLLM_REQUEST_PROMPT_TOKENS: Final = "vllm:request_prompt_tokens"
+VLLM_REQUEST_GENERATION_TOKENS: Final = "vllm:request_generation_tokens"
+VLLM_REQUEST_PARAMS_MAX_TOKENS: Final = "vllm:request_params_max_tokens"
+VLLM_REQUEST_INFERENCE_TIME_SECONDS: Final = "vllm:request_inference_time_seconds"
+VLLM_REQUEST_PREFILL_TIME_SECONDS: Final = "vllm:request_prefill_time_seconds"
+VLLM_REQUEST_DECODE_TIME_SECONDS: Final = "vllm:request_decode_time_seconds"
+VLLM_ITERATION_TOKENS: Final = "vllm:iteration_tokens_total"
+VLLM_REQUEST_HISTOGRAMS: Final = (
+    VLLM_REQUEST_PROMPT_TOKENS,
+    VLLM_REQUEST_GENERATION_TOKENS,
+    VLLM_REQUEST_PARAMS_MAX_TOKENS,
+    VLLM_REQUEST_INFERENCE_TIME_SECONDS,
+    VLLM_REQUEST_PREFILL_TIME_SECONDS,
+    VLLM_REQUEST_DECODE_TIME_SECONDS,
+    VLLM_ITERATION_TOKENS,
+)
+# vLLM's label names on every vllm: series.
+VLLM_LABELS: Final = ("model_name", "engine")
 # sluiceway's own simulator gauge: running requests by a chosen request header's value.
 SIM_RUNNING_BY_LABEL: Final = "sluiceway_sim_running"
+# How late the simulator's event loop runs a timer (wall seconds): an overloaded simulator shows
+# here before its latencies drift from the configured ones.
+SIM_EVENT_LOOP_LAG: Final = "sluiceway_sim_event_loop_lag_seconds"
+# How much later than its scheduled time each token reached the client (scaled seconds).
+SIM_TOKEN_LATENESS: Final = "sluiceway_sim_token_lateness_seconds"
 
 
 def processor_metric(name: str) -> str:

@@ -6,37 +6,18 @@ milliseconds, as llm-d-inference-sim's integer flags. Values are scaled seconds 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sluiceway.errors import ConfigError
 from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+from sluiceway.sim.durations import DURATION_FIELDS, parse_duration
 
 if TYPE_CHECKING:
     from sluiceway.sim.config import SimConfig
 
-__all__ = ["parse_duration", "register"]
-
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(us|µs|ms|s|m)?\s*$")
-_UNIT_SECONDS = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, None: 1e-3}
-_DURATION_FLAGS = (
-    "time_to_first_token",
-    "inter_token_latency",
-    "time_to_first_token_std_dev",
-    "inter_token_latency_std_dev",
-    "prefill_overhead",
-    "prefill_time_per_token",
-)
-
-
-def parse_duration(text: str, flag: str) -> float:
-    """Seconds from ``12ms`` / ``0.5s`` / ``250us`` / ``12`` (bare = milliseconds)."""
-    match = _DURATION.match(text)
-    if match is None:
-        raise ConfigError(f"not a duration: {text!r} (e.g. 12ms, 0.5s)", field=flag)
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+__all__ = ["register"]
 
 
 Opt = typer.Option
@@ -84,7 +65,7 @@ def sim(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    from sluiceway.sim.serve import run
+    from sluiceway.sim.serve_forever import run
 
     clock = make_clock(time_scale, time_anchor)
     run(config, instances, clock, host, port, ports_file)
@@ -101,7 +82,7 @@ def _config(given: dict[str, Any]) -> SimConfig:
     ):  # fmt: skip
         if name in given:
             overrides[name] = given[name]
-    for name in _DURATION_FLAGS:
+    for name in DURATION_FIELDS:
         if name in given:
             overrides[name] = parse_duration(given[name], flag_name(name))
     if given.get("failure_types"):

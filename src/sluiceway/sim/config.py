@@ -1,8 +1,8 @@
 """Simulator settings: one frozen dataclass whose field names are the CLI flag names.
 
-Durations are in scaled seconds (decisions.md 1): at time scale S the wall latency is the
-configured one divided by S. ``failure_injection_rate`` is a percentage (0-100), as in
-llm-d-inference-sim.
+Durations are in scaled seconds, as every duration in sluiceway: at time scale S the wall
+latency is the configured one divided by S. ``failure_injection_rate`` is a percentage
+(0-100), as in llm-d-inference-sim.
 """
 
 from __future__ import annotations

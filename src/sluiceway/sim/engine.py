@@ -24,7 +24,7 @@ from sluiceway.sim.kvcache import BlockPool, chain_hashes
 from sluiceway.sim.labels import LabelCounts
 from sluiceway.sim.sequence import Admission, SeqState, Sequence, SimRequest
 from sluiceway.sim.stats import EngineStats
-from sluiceway.sim.tokenizer import output_token
+from sluiceway.sim.tokenizer import output_salt, output_token
 from sluiceway.sim.waiting import WaitingQueue
 
 __all__ = ["Engine"]
@@ -38,7 +38,8 @@ class Engine:
         self.pool = BlockPool(
             config.num_gpu_blocks, config.block_size, prefix_caching=config.enable_prefix_caching
         )
-        self.stats = EngineStats()
+        self.stats = EngineStats(max_model_len=config.max_model_len)
+        self._block_size = config.block_size
         self.labels = LabelCounts(config.label_headers)
         self.peak_running = 0
         self._waiting = WaitingQueue(config.scheduling_policy)
@@ -49,6 +50,7 @@ class Engine:
         self._order = itertools.count()
         self._rngs: dict[str, random.Random] = {}
         self._jitter_rng = random.Random(config.seed)
+        self._iteration_tokens = 0  # prompt and output tokens computed since the last step
 
     # -- what the driver and tests read -------------------------------------------------------
 
@@ -105,8 +107,14 @@ class Engine:
             return Admission.TOO_LONG
         if len(self._waiting) >= self.config.max_waiting_queue_length:
             return Admission.QUEUE_FULL
-        salt = hash((self.config.seed, request.prompt)) & 0x7FFFFFFF
-        seq = Sequence(request=request, arrival=now, order=next(self._order), salt=salt)
+        salt = output_salt(self.config.seed, request.prompt)
+        seq = Sequence(
+            request=request,
+            arrival=now,
+            order=next(self._order),
+            salt=salt,
+            prompt_len=len(request.prompt),
+        )
         self._live[request.request_id] = seq
         self._waiting.push(seq)
         self._admit(now)
@@ -129,11 +137,15 @@ class Engine:
         """Advance to ``now``; return the sequences that produced tokens or finished."""
         out: list[Sequence] = []
         self._admit(now)
-        while self._due and self._due[0][0] <= now:
-            due, _, version, seq = heapq.heappop(self._due)
+        due_heap = self._due
+        while due_heap and due_heap[0][0] <= now:
+            due, _, version, seq = heapq.heappop(due_heap)
             if version == seq.version and seq.state is SeqState.RUNNING:
                 self._advance(seq, due, out)
         self._admit(now)
+        if self._iteration_tokens:
+            self.stats.iteration_tokens.observe(self._iteration_tokens)
+            self._iteration_tokens = 0
         return out
 
     # -- scheduling ---------------------------------------------------------------------------
@@ -165,6 +177,7 @@ class Engine:
         stats = self.stats
         stats.prefix_cache_queries += seq.num_tokens
         stats.prefix_cache_hits += cached
+        self._iteration_tokens += seq.num_tokens - cached
         if seq.scheduled_at is None:
             seq.scheduled_at = now
             seq.cached_tokens = cached
@@ -200,35 +213,43 @@ class Engine:
     # -- decoding -----------------------------------------------------------------------------
 
     def _advance(self, seq: Sequence, now: float, out: list[Sequence]) -> None:
-        """Emit one token of ``seq`` at ``now`` (its due time), then schedule the next."""
-        if seq.num_tokens + 1 > len(seq.blocks) * self.pool.block_size and not self._grow(seq):
+        """Emit one token of ``seq`` at ``now`` (its due time), then schedule the next.
+
+        The per-token hot path of the simulator: locals instead of repeated attribute reads.
+        """
+        output = seq.output
+        num_tokens = seq.prompt_len + len(output) + 1
+        if num_tokens > len(seq.blocks) * self._block_size and not self._grow(seq):
             return  # seq itself was preempted
-        seq.output.append(output_token(seq.salt, len(seq.output)))
-        self._record_token(seq, now)
-        if len(out) == 0 or out[-1] is not seq:
+        output.append(output_token(seq.salt, len(output)))
+        self._record_token(seq, now, num_tokens)
+        if not out or out[-1] is not seq:
             out.append(seq)
         reason = self._finish_reason(seq)
         if reason is not None:
             self._finish(seq, now, reason)
             self._admit(now)
         else:
-            cfg = self.config
-            itl = self._jitter(cfg.inter_token_latency, cfg.inter_token_latency_std_dev)
-            self._schedule_token(seq, now + itl * self._factor())
+            self._schedule_token(seq, now + self._next_gap())
 
-    def _record_token(self, seq: Sequence, now: float) -> None:
-        stats = self.stats
-        stats.generation_tokens += 1
+    def _next_gap(self) -> float:
+        """The time to the next token of a running sequence (jitter and load factor applied)."""
+        cfg = self.config
+        itl = cfg.inter_token_latency
+        if cfg.inter_token_latency_std_dev > 0:
+            itl = self._jitter(itl, cfg.inter_token_latency_std_dev)
+        return itl if cfg.time_factor_under_load == 1 else itl * self._factor()
+
+    def _record_token(self, seq: Sequence, now: float, num_tokens: int) -> None:
+        self.stats.generation_tokens += 1
+        self._iteration_tokens += 1
         if seq.first_token_at is None:
             seq.first_token_at = now
-            stats.ttft.observe(now - seq.arrival)
-        elif seq.last_token_at is not None:
-            stats.itl.observe(now - seq.last_token_at)
         seq.last_token_at = now
-        bs = self.pool.block_size
-        if seq.num_tokens % bs == 0:
+        bs = self._block_size
+        if num_tokens % bs == 0:
             # Only the block just filled, without copying the whole sequence per block.
-            start = seq.num_tokens - bs - len(seq.request.prompt)
+            start = num_tokens - bs - seq.prompt_len
             if start >= 0:
                 tokens: list[int] | tuple[int, ...] = seq.output[start:]
             else:
@@ -239,7 +260,10 @@ class Engine:
             self.pool.register(seq.blocks[len(seq.hashes) - 1], block_hash)
 
     def _finish_reason(self, seq: Sequence) -> str | None:
-        if len(seq.output) >= seq.request.max_tokens:
+        request = seq.request
+        if request.stop_after is not None and len(seq.output) >= request.stop_after:
+            return "stop"
+        if len(seq.output) >= request.max_tokens:
             return "length"
         p = self.config.eos_probability
         if p > 0 and not seq.request.ignore_eos and self._rng(seq).random() < p:
@@ -297,4 +321,19 @@ class Engine:
         self._rngs.pop(seq.request_id, None)
         self.stats.finished[reason] += 1
         if reason != "abort":
-            self.stats.e2e.observe(now - seq.arrival)
+            self._observe_finished(seq)
+
+    def _observe_finished(self, seq: Sequence) -> None:
+        """vLLM's per-request histograms, from this engine's timeline (scaled seconds)."""
+        stats = self.stats
+        request = seq.request
+        stats.prompt_tokens_per_request.observe(len(request.prompt))
+        stats.generation_tokens_per_request.observe(len(seq.output))
+        if request.max_tokens_param is not None:
+            stats.max_tokens_param.observe(request.max_tokens_param)
+        scheduled, first, last = seq.scheduled_at, seq.first_token_at, seq.last_token_at
+        if scheduled is None or first is None or last is None:
+            return
+        stats.prefill_time.observe(first - scheduled)
+        stats.decode_time.observe(last - first)
+        stats.inference_time.observe(last - scheduled)

@@ -27,7 +27,9 @@ class SimRequest:
     """A generation request as the engine sees it (token ids, limits, scheduling hints).
 
     ``priority``: lower runs first under the priority policy (vLLM). ``labels``: (header,
-    value) pairs counted by the running-by-label gauge.
+    value) pairs counted by the running-by-label gauge. ``stop_after``: finish with reason
+    ``stop`` after this many tokens (where a stop string completes). ``max_tokens_param``: the
+    ``max_tokens`` the client sent, None when it sent none (vLLM's histogram of it).
     """
 
     request_id: str
@@ -36,6 +38,8 @@ class SimRequest:
     priority: int = 0
     ignore_eos: bool = False
     labels: tuple[tuple[str, str], ...] = ()
+    stop_after: int | None = None
+    max_tokens_param: int | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -46,6 +50,7 @@ class Sequence:
     arrival: float
     order: int
     salt: int
+    prompt_len: int = 0  # len(request.prompt), read on every token
     state: SeqState = SeqState.WAITING
     output: list[int] = field(default_factory=list)
     blocks: list[int] = field(default_factory=list)
@@ -65,7 +70,7 @@ class Sequence:
 
     @property
     def num_tokens(self) -> int:
-        return len(self.request.prompt) + len(self.output)
+        return self.prompt_len + len(self.output)
 
     @property
     def finished(self) -> bool:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sluiceway.sim.protocol import ChunkFormat
-from sluiceway.sim.runner import TokenStream
-from sluiceway.sim.tokenizer import detokenize_one
+from sluiceway.sim.engine_driver import TokenStream
+from sluiceway.sim.openai_response import AnswerFormat
 
 __all__ = ["SseWriter"]
 
@@ -27,36 +26,31 @@ class SseWriter:
         self,
         stream: TokenStream,
         transport: asyncio.Transport,
-        fmt: ChunkFormat,
+        answer: AnswerFormat,
         finished: asyncio.Future[bool],
     ) -> None:
         self._stream = stream
         self._transport = transport
-        self._fmt = fmt
+        self._answer = answer
         # True: generation complete; False: the peer went away or the server aborted it.
         self._finished = finished
 
     def __call__(self) -> None:
-        if self._finished.done():
+        finished = self._finished
+        if finished.done():
             return
-        if self._transport.is_closing() or self._transport.get_write_buffer_size() > _MAX_BUFFERED:
-            self._finished.set_result(False)
+        transport = self._transport
+        if transport.is_closing() or transport.get_write_buffer_size() > _MAX_BUFFERED:
+            finished.set_result(False)
             return
         stream = self._stream
         start = stream.sent
         tokens = stream.take()
         seq = stream.seq
-        last = len(seq.output) if seq.finished else -1
-        fmt = self._fmt
-        data = b"".join(
-            fmt.token_event(
-                detokenize_one(tok),
-                first=start + i == 0,
-                finish_reason=seq.finish_reason if start + i + 1 == last else None,
-            )
-            for i, tok in enumerate(tokens)
-        )
-        if data:
-            self._transport.write(b"%x\r\n%s\r\n" % (len(data), data))
-        if seq.finished:
-            self._finished.set_result(seq.finish_reason != "abort")
+        done = seq.finished
+        if tokens:
+            data = self._answer.events(start, tokens, seq.finish_reason if done else None)
+            transport.write(b"%x\r\n%s\r\n" % (len(data), data))
+        stream.delivered(len(tokens))
+        if done:
+            finished.set_result(seq.finish_reason != "abort")

@@ -12,7 +12,16 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-__all__ = ["VOCAB_SIZE", "chat_prompt", "detokenize_one", "output_token", "tokenize"]
+__all__ = [
+    "VOCAB_SIZE",
+    "chat_prompt",
+    "content_text",
+    "detokenize_one",
+    "output_salt",
+    "output_token",
+    "tokenize",
+    "word_json",
+]
 
 VOCAB_SIZE: Final = 32_000
 _TOKEN_RE: Final = re.compile(r"\w+|[^\w\s]")
@@ -22,7 +31,8 @@ _WORD_TEXT: Final = (
     "share pool server request stream priority quota lane window signal metric answer river "
     "sluice water gate flow level bank channel weir lock basin tide current"
 )
-_WORDS: Final = tuple(_WORD_TEXT.split())
+_TEXTS: Final = tuple(" " + word for word in _WORD_TEXT.split())
+_JSON: Final = tuple(b'"' + text.encode() + b'"' for text in _TEXTS)  # plain words: no escapes
 
 
 def tokenize(text: str) -> list[int]:
@@ -35,9 +45,14 @@ def chat_prompt(messages: Iterable[Mapping[str, Any]]) -> str:
     parts: list[str] = []
     for message in messages:
         parts.append(f"<|{message.get('role', 'user')}|>")
-        parts.append(_content_text(message.get("content")))
+        parts.append(content_text(message.get("content")))
     parts.append("<|assistant|>")
     return "\n".join(parts)
+
+
+def output_salt(seed: int, prompt: tuple[int, ...]) -> int:
+    """What a request's generated text depends on: the server's seed and the prompt's tokens."""
+    return hash((seed, prompt)) & 0x7FFFFFFF
 
 
 def output_token(salt: int, index: int) -> int:
@@ -47,10 +62,16 @@ def output_token(salt: int, index: int) -> int:
 
 def detokenize_one(token_id: int) -> str:
     """The text of one generated token: a leading space and a word."""
-    return " " + _WORDS[token_id % len(_WORDS)]
+    return _TEXTS[token_id % len(_TEXTS)]
 
 
-def _content_text(content: Any) -> str:
+def word_json(token_id: int) -> bytes:
+    """``detokenize_one(token_id)`` as a JSON string literal (precomputed: the hot path)."""
+    return _JSON[token_id % len(_JSON)]
+
+
+def content_text(content: Any) -> str:
+    """The text of a chat message's ``content`` (a string or OpenAI content parts)."""
     if content is None:
         return ""
     if isinstance(content, str):

@@ -93,7 +93,7 @@ async def test_producer_markers_and_cancel_use_the_contract_keys(redis_server: R
         await raw.aclose()
 
 
-# -- wake-ups (docs/design-rules.md rule 12) ------------------------------------------------------------
+# -- wake-ups (docs/design-rules.md rule 12) ------------------------------------------
 
 
 @pytest.mark.serial
@@ -177,7 +177,7 @@ async def test_cluster_keys_share_the_queue_slot(redis_server: RedisServer) -> N
 async def test_a_crash_between_push_and_drop_in_cluster_mode_duplicates_with_one_token(
     redis_server: RedisServer,
 ) -> None:
-    """Cross-slot acks are at-least-once (docs/design-rules.md rule 13); the token identifies duplicates."""
+    """Cross-slot acks are at-least-once (design rule 13); the token identifies duplicates."""
     broker = RedisBroker(
         connect_redis(redis_server.url), keyspace=Keyspace(cluster=True), waker=PollWaker()
     )

@@ -1,4 +1,4 @@
-"""The ``sluiceway sim`` flags: durations, errors that name the option."""
+"""The ``sluiceway sim`` flags: errors that name the option."""
 
 from __future__ import annotations
 
@@ -6,18 +6,6 @@ import pytest
 from typer.testing import CliRunner
 
 from sluiceway.cli import _register_all, app
-from sluiceway.errors import ConfigError
-from sluiceway.sim.command import parse_duration
-
-
-def test_durations_take_units_and_bare_numbers_are_milliseconds() -> None:
-    assert parse_duration("12ms", "--x") == pytest.approx(0.012)
-    assert parse_duration("0.5s", "--x") == 0.5
-    assert parse_duration("250us", "--x") == pytest.approx(0.00025)
-    assert parse_duration("30", "--x") == pytest.approx(0.030)
-    with pytest.raises(ConfigError) as info:
-        parse_duration("fast", "--inter-token-latency")
-    assert info.value.field == "--inter-token-latency"
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sluiceway.sim import Admission, Engine, SimConfig, SimRequest
-from sluiceway.sim.sequence import Sequence
+from sluiceway.sim.sequence import SeqState, Sequence
 
 
 def _req(rid: str, prompt_len: int = 8, *, max_tokens: int = 4, **kw: object) -> SimRequest:
@@ -201,6 +203,28 @@ def test_eos_stops_early_unless_ignored() -> None:
     assert (by_id["ignore"].finish_reason, len(by_id["ignore"].output)) == ("length", 10)
 
 
+def test_stop_after_finishes_with_reason_stop() -> None:
+    engine = Engine(SimConfig())
+    engine.submit(_req("s", max_tokens=10, stop_after=3), 0.0)
+    engine.submit(_req("l", max_tokens=3, stop_after=3), 0.0)  # a stop on the last token wins
+    _, finished = _run(engine)
+    assert {(s.request_id, s.finish_reason, len(s.output)) for s in finished} == {
+        ("s", "stop", 3),
+        ("l", "stop", 3),
+    }
+
+
+def test_each_step_records_the_tokens_it_computed() -> None:
+    engine = Engine(SimConfig(time_to_first_token=0.1, inter_token_latency=0.1))
+    engine.submit(_req("a", 8, max_tokens=2), 0.0)
+    engine.submit(_req("b", 8, max_tokens=2), 0.0)
+    engine.step(0.0)  # both prefills: 16 prompt tokens
+    engine.step(0.1)  # one token each
+    engine.step(0.2)
+    hist = engine.stats.iteration_tokens
+    assert hist.count == 3 and hist.total == 16 + 2 + 2
+
+
 def test_running_by_label_tracks_current_and_peak() -> None:
     engine = Engine(SimConfig(max_num_seqs=3, label_headers=("X-Team",)))
     for i, team in enumerate(("a", "a", "b", "a")):
@@ -255,3 +279,60 @@ def test_blocks_filled_while_decoding_hash_like_the_whole_sequence(prompt_len: i
     _run(engine)
     tokens = seq.request.prompt + tuple(seq.output)
     assert seq.hashes == chain_hashes(tokens, 4)
+
+
+# -- invariants under random arrivals, aborts and KV pressure (hypothesis) --------------------
+
+_ops = st.lists(
+    st.tuples(
+        st.sampled_from(["submit", "abort", "step"]),
+        st.integers(0, 40),  # request number or time increment (ms)
+        st.integers(1, 24),  # prompt length
+        st.integers(1, 12),  # max tokens
+        st.integers(-2, 2),  # priority
+    ),
+    max_size=80,
+)
+
+
+def _check(engine: Engine) -> None:
+    running = [engine.sequence(r) for r in engine.running_ids()]
+    assert len(running) <= engine.config.max_num_seqs
+    held = sum(len(s.blocks) for s in running if s is not None)
+    assert engine.pool.num_free + held >= engine.pool.num_blocks  # shared blocks count twice
+    for seq in running:
+        assert seq is not None and seq.state is SeqState.RUNNING
+        assert len(seq.blocks) * engine.pool.block_size >= seq.num_tokens
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=_ops, policy=st.sampled_from(["fcfs", "priority"]), blocks=st.integers(6, 20))
+def test_invariants_hold_and_every_request_ends(
+    ops: list[tuple[str, int, int, int, int]], policy: str, blocks: int
+) -> None:
+    cfg = SimConfig(
+        max_num_seqs=3, block_size=4, num_gpu_blocks=blocks, max_model_len=40,
+        scheduling_policy=policy, max_waiting_queue_length=5,  # type: ignore[arg-type]
+    )  # fmt: skip
+    engine = Engine(cfg)
+    now, accepted = 0.0, set()
+    for op, n, plen, max_tokens, prio in ops:
+        if op == "submit" and f"r{n}" not in accepted:
+            prompt = tuple(range(n % 3, n % 3 + plen))  # overlapping prefixes
+            if engine.submit(SimRequest(f"r{n}", prompt, max_tokens, prio), now) is (
+                Admission.ACCEPTED
+            ):
+                accepted.add(f"r{n}")
+        elif op == "abort":
+            engine.abort(f"r{n}", now)
+        else:
+            now += n / 1000
+            engine.step(now)
+        _check(engine)
+    while (due := engine.next_due()) is not None:
+        now = max(now, due)
+        engine.step(now)
+        _check(engine)
+    assert engine.num_running == 0 and engine.num_waiting == 0
+    assert sum(engine.stats.finished.values()) == len(accepted)
+    assert engine.pool.usage == 0.0

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from sluiceway.clock import Clock, RealClock
-from sluiceway.sim.app import SimInstance
 from sluiceway.sim.config import SimConfig
 from sluiceway.sim.engine import Engine
 from sluiceway.sim.failures import AttemptLedger
+from sluiceway.sim.http_api import SimInstance
+from sluiceway.sim.loop_lag import LoopLagProbe
 
 __all__ = ["SimPool", "running_simulator"]
 
@@ -52,21 +53,24 @@ async def running_simulator(
     pool = SimPool()
     runners: list[web.AppRunner] = []
     ledger = AttemptLedger()
+    lag = LoopLagProbe()  # one loop serves every instance
+    lag.start()
     try:
         for index in range(instances):
-            inst = SimInstance(config, clock, index=index, ledger=ledger)
+            inst = SimInstance(config, clock, index=index, ledger=ledger, lag=lag)
             runner = web.AppRunner(inst.app, handler_cancellation=True, access_log=None)
             await runner.setup()
             runners.append(runner)
             site = web.TCPSite(runner, host, port + index if port else 0)
             await site.start()
-            inst.runner.start()
+            inst.driver.start()
             pool.instances.append(inst)
             pool.urls.append(_url(runner, host))
         yield pool
     finally:
+        lag.stop()
         for inst in pool.instances:
-            await inst.runner.stop()
+            await inst.driver.stop()
         for runner in reversed(runners):
             await runner.cleanup()
 

@@ -126,7 +126,7 @@ async def test_metrics_use_the_vllm_names_in_text_format(
     for name in names.VLLM_METRICS:
         assert name.removesuffix("_total") in families, name
     assert f'{names.SIM_RUNNING_BY_LABEL}{{header="x-team",value="blue"}} 0' in text
-    assert 'vllm:generation_tokens_total{model_name="sim-model"} 2' in text
+    assert 'vllm:generation_tokens_total{model_name="sim-model",engine="0"} 2' in text
 
 
 @pytest.mark.parametrize(
@@ -194,17 +194,25 @@ async def test_admin_config_changes_latency_at_run_time(
     sim: SimPool, http: aiohttp.ClientSession
 ) -> None:
     url = sim.urls[0] + "/admin/config"
-    async with http.post(url, json={"inter-token-latency": 0.5, "max_num_seqs": 7}) as resp:
+    # Durations in the CLI's units: a bare number is milliseconds, a string may carry a unit.
+    changes = {"inter-token-latency": 500, "time_to_first_token": "0.5s", "max_num_seqs": 7}
+    async with http.post(url, json=changes) as resp:
         assert resp.status == 200
     async with http.get(url) as resp:
         current = await resp.json()
-    assert current["inter_token_latency"] == 0.5 and current["max_num_seqs"] == 7
+    assert current["inter_token_latency"] == 500.0 and current["time_to_first_token"] == 500.0
+    assert current["max_num_seqs"] == 7
+    assert sim.engines[0].config.inter_token_latency == pytest.approx(0.5)
     assert sim.engines[0].config.max_num_seqs == 7 and sim.engines[1].config.max_num_seqs == 4
     async with http.post(url, json={"block_size": 32}) as resp:
         assert resp.status == 400
         assert (await resp.json())["error"]["param"] == "block_size"
     async with http.post(url, json={"max_num_seqs": 0}) as resp:
         assert resp.status == 400
+    async with http.post(url, json={"inter-token-latency": "soon"}) as resp:
+        assert resp.status == 400
+        error = (await resp.json())["error"]
+    assert error["param"] == "inter-token-latency" and "duration" in error["message"]
     sim.set_config(max_num_seqs=2)  # the library form, on every instance
     assert [e.config.max_num_seqs for e in sim.engines] == [2, 2]
     with pytest.raises(ConfigError):
@@ -311,3 +319,106 @@ async def test_leaving_the_context_with_requests_in_flight_does_not_hang(
     assert (await answer.json())["error"]["code"] == 503
     assert b"[DONE]" not in await streaming.read()
     assert pool.engines[0].stats.finished["abort"] == 2
+
+
+# -- what vLLM users notice: errors, models, stop, echo, logprobs, delivered latencies ---------
+
+
+async def test_unknown_routes_and_wrong_methods_answer_the_openai_envelope(
+    sim: SimPool, http: aiohttp.ClientSession
+) -> None:
+    async with http.get(sim.urls[0] + "/v1/nowhere") as resp:
+        assert resp.status == 404
+        error = (await resp.json())["error"]
+    assert error["code"] == 404 and error["type"] == "NotFoundError"
+    async with http.get(sim.urls[0] + "/v1/completions") as resp:
+        assert resp.status == 405 and "POST" in resp.headers["Allow"]
+        assert (await resp.json())["error"]["code"] == 405
+
+
+async def test_models_by_id_as_vllm(sim: SimPool, client: openai.AsyncOpenAI) -> None:
+    model = await client.models.retrieve("sim-model")
+    assert model.id == "sim-model" and model.object == "model"
+    with pytest.raises(openai.NotFoundError):
+        await client.models.retrieve("org/other-model")
+
+
+async def test_stop_sequences_end_the_text_with_reason_stop(client: openai.AsyncOpenAI) -> None:
+    full = await client.completions.create(model="sim-model", prompt="tell", max_tokens=12)
+    words = full.choices[0].text.split()
+    stop = words[5]
+    first = words.index(stop)
+    done = await client.completions.create(
+        model="sim-model", prompt="tell", max_tokens=12, stop=[stop]
+    )
+    assert done.choices[0].finish_reason == "stop"
+    assert done.choices[0].text.split() == words[:first]
+    assert done.usage is not None and done.usage.completion_tokens == first + 1
+    chunks = await client.completions.create(
+        model="sim-model", prompt="tell", max_tokens=12, stop=stop, stream=True
+    )
+    pieces = [c async for c in chunks]
+    assert "".join(c.choices[0].text for c in pieces).split() == words[:first]
+    assert pieces[-1].choices[0].finish_reason == "stop"
+
+
+async def test_echo_puts_the_prompt_before_the_completion(client: openai.AsyncOpenAI) -> None:
+    done = await client.completions.create(
+        model="sim-model", prompt="Say:", max_tokens=2, echo=True
+    )
+    assert done.choices[0].text.startswith("Say: ")
+
+
+async def test_logprobs_have_the_openai_shape(client: openai.AsyncOpenAI) -> None:
+    done = await client.completions.create(model="sim-model", prompt="x", max_tokens=3, logprobs=2)
+    logprobs = done.choices[0].logprobs
+    assert logprobs is not None and logprobs.tokens is not None and len(logprobs.tokens) == 3
+    assert logprobs.top_logprobs is not None and len(logprobs.top_logprobs[0]) == 3
+    chat = await client.chat.completions.create(
+        model="sim-model",
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=2,
+        logprobs=True,
+        top_logprobs=4,
+    )
+    content = chat.choices[0].logprobs.content if chat.choices[0].logprobs else None
+    assert content is not None and len(content) == 2 and len(content[0].top_logprobs) == 4
+    with pytest.raises(openai.BadRequestError):
+        await client.chat.completions.create(
+            model="sim-model", messages=[{"role": "user", "content": "hi"}], top_logprobs=2
+        )
+
+
+async def test_what_vllm_rejects_is_rejected(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError):
+        await client.completions.create(model="sim-model", prompt="", max_tokens=2)
+    with pytest.raises(openai.BadRequestError):
+        await client.chat.completions.create(
+            model="sim-model",
+            messages=[{"content": "no role"}],  # type: ignore[list-item, typeddict-item]
+            max_tokens=2,
+        )
+
+
+async def test_latency_is_recorded_as_delivered_and_the_loop_lag_is_exported(
+    http: aiohttp.ClientSession,
+) -> None:
+    """A stalled event loop delays the tokens; /metrics shows what the client saw."""
+    cfg = SimConfig(time_to_first_token=0.02, inter_token_latency=0.01)
+    async with running_simulator(cfg, clock=RealClock()) as pool:
+        body = {"model": "sim-model", "prompt": "x", "max_tokens": 3, "stream": True}
+        resp = await http.post(pool.urls[0] + "/v1/completions", json=body)
+        time.sleep(0.3)  # noqa: ASYNC251 - stalls the loop the server shares; token due in 20 ms
+        await resp.read()
+        async with http.get(pool.urls[0] + "/metrics") as metrics:
+            text = await metrics.text()
+    samples = {
+        (s.name, s.labels.get("le")): s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+    }
+    assert samples[(names.VLLM_TTFT_SECONDS + "_sum", None)] >= 0.25
+    assert samples[(names.VLLM_TTFT_SECONDS + "_count", None)] == 1
+    assert samples[(names.VLLM_E2E_SECONDS + "_count", None)] == 1
+    assert samples[(names.SIM_EVENT_LOOP_LAG, None)] >= 0.15
+    assert samples[(names.SIM_TOKEN_LATENESS + "_sum", None)] >= 0.25

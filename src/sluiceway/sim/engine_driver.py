@@ -15,8 +15,9 @@ from collections.abc import Callable
 from sluiceway.clock import Clock, RealClock
 from sluiceway.sim.engine import Engine
 from sluiceway.sim.sequence import Admission, Sequence, SimRequest
+from sluiceway.sim.stats import EngineStats
 
-__all__ = ["EngineRunner", "TokenStream"]
+__all__ = ["EngineDriver", "TokenStream"]
 
 _log = logging.getLogger(__name__)
 
@@ -26,16 +27,22 @@ class TokenStream:
 
     A ``listener`` is called synchronously inside the engine step (the streaming HTTP path
     writes its events there, saving a task switch per token); otherwise ``next_tokens``
-    awaits them.
+    awaits them. ``delivered`` records TTFT, ITL and E2E at the moment tokens reach the client,
+    so an event loop that runs late shows in the histograms as it does to the client, and how
+    late the newest token came against its schedule (the simulator's own fidelity).
     """
 
-    __slots__ = ("_waiter", "listener", "sent", "seq")
+    __slots__ = ("_clock", "_ended", "_last", "_stats", "_waiter", "listener", "sent", "seq")
 
-    def __init__(self, seq: Sequence) -> None:
+    def __init__(self, seq: Sequence, stats: EngineStats, clock: Clock) -> None:
         self.seq = seq
         self.sent = 0
         self.listener: Callable[[], None] | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._stats = stats
+        self._clock = clock
+        self._last: float | None = None
+        self._ended = False
 
     def notify(self) -> None:
         if self.listener is not None:
@@ -52,7 +59,9 @@ class TokenStream:
             self._waiter = asyncio.get_running_loop().create_future()
             await self._waiter
             self._waiter = None
-        return self.take()
+        tokens = self.take()
+        self.delivered(len(tokens))
+        return tokens
 
     def take(self) -> list[int]:
         """Tokens produced since the last call, without waiting."""
@@ -60,12 +69,33 @@ class TokenStream:
         self.sent = len(self.seq.output)
         return tokens
 
+    def delivered(self, count: int) -> None:
+        """``count`` tokens just reached the client (written, or handed to its handler)."""
+        stats = self._stats
+        if count:
+            now = self._clock.monotonic()
+            last = self._last
+            if last is None:
+                stats.ttft.observe(now - self.seq.arrival)
+            else:
+                stats.itl.observe(now - last)
+            if count > 1:  # tokens that arrive together are 0 s apart, as the client sees them
+                stats.itl.observe_zeros(count - 1)
+            due = self.seq.last_token_at  # the newest token's scheduled time
+            if due is not None:
+                stats.lateness.observe(max(0.0, now - due))
+            self._last = now
+        if not self._ended and self.done:
+            self._ended = True
+            if self.seq.finish_reason != "abort" and self._last is not None:
+                stats.e2e.observe(self._last - self.seq.arrival)
+
     @property
     def done(self) -> bool:
         return self.seq.finished and self.sent == len(self.seq.output)
 
 
-class EngineRunner:
+class EngineDriver:
     """Owns the step loop of one engine on one clock."""
 
     def __init__(self, engine: Engine, clock: Clock, *, slack: float = 0.0005) -> None:
@@ -101,7 +131,8 @@ class EngineRunner:
             return outcome, None
         seq = self.engine.sequence(request.request_id)
         assert seq is not None  # just accepted
-        stream = self._streams[request.request_id] = TokenStream(seq)
+        stream = TokenStream(seq, self.engine.stats, self.clock)
+        self._streams[request.request_id] = stream
         self.poke()
         return outcome, stream
 
