@@ -31,7 +31,9 @@ def check_config(
     try:
         result = check_file(file, kind=kind, transport=transport)
     except ConfigError as exc:
-        typer.echo(f"error: {file}: {exc}", err=True)
+        message = str(exc)
+        named = message.startswith(f"{file}:")
+        typer.echo(f"error: {message}" if named else f"error: {file}: {message}", err=True)
         raise typer.Exit(1) from None
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)

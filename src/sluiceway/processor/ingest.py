@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
+from sluiceway.broker.keys import member_digest
 from sluiceway.gates.base import (
     CLASSIFICATION_LABEL,
     Decision,
@@ -27,6 +28,7 @@ from sluiceway.gates.base import (
     apply_chain,
     budget_allows,
 )
+from sluiceway.observability.logging import outage_log
 from sluiceway.processor.item import WorkItem, holder_token
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.outcome import deadline_result
@@ -124,12 +126,14 @@ class QueueIngest:
         """Poll until the processor stops; wake on arrivals and finished work."""
         while self._running:
             generation = self._rt.work_changed.generation
+            outage = outage_log(self._rt.broker, "broker", log)
             try:
                 await self.poll_once()
-            except Exception:  # a broker hiccup must not end ingest
-                log.exception("ingest of %s failed; retrying", self._queue.queue_name)
+            except Exception as exc:  # a broker hiccup must not end ingest
+                outage.failed(exc, f"ingest of {self._queue.queue_name}")
                 await self._rt.clock.sleep(self._rt.settings.poll_interval)
                 continue
+            outage.succeeded()
             if not self._running:
                 break
             await self._idle(generation)
@@ -231,9 +235,15 @@ class QueueIngest:
 
     async def _bad_entry(self, entry: Entry, exc: EntryError) -> None:
         if not exc.readable:
-            if await self._rt.broker.quarantine(entry):
+            now = self._rt.clock.now()
+            if await self._rt.broker.quarantine(entry, reason=exc.message, now=now):
                 self._rt.metrics.invalid.labels(*self.labels.values()).inc()
-                log.warning("moved unreadable entry of %s aside: %s", entry.queue, exc.message)
+                log.warning(
+                    "moved unreadable entry %s of %s aside to its invalid list: %s",
+                    exc.entry_id or f"sha256:{member_digest(entry.member)}",
+                    entry.queue,
+                    exc.message,
+                )
             return
         assert exc.entry_id is not None
         record = ResultRecord.error(

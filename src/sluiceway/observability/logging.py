@@ -1,0 +1,183 @@
+"""Process logging: text or JSON lines, and quiet broker outages.
+
+``configure_logging`` is called once by each long-running command (``--log-level``,
+``--log-format``). JSON lines carry ``time`` (ISO 8601, UTC), ``level``, ``logger``,
+``message`` and, for an exception, ``error``; extra fields given with ``extra=`` pass through.
+
+Outages: a connection error is not a bug, and a Redis outage must not write a traceback per
+poll. :class:`ConnectionNoise` strips tracebacks from records caused by a connection error and
+keeps them only at debug level; :class:`OutageLog` (one per broker, see :func:`outage_log`)
+says once that the broker is lost and once that it is back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+import weakref
+from datetime import UTC, datetime
+from typing import Any, Final, TextIO
+
+from sluiceway.errors import ConfigError
+
+__all__ = [
+    "LOG_FORMATS",
+    "LOG_LEVELS",
+    "ConnectionNoise",
+    "JsonFormatter",
+    "OutageLog",
+    "configure_logging",
+    "is_connection_error",
+    "outage_log",
+]
+
+LOG_LEVELS: Final = ("debug", "info", "warning", "error")
+LOG_FORMATS: Final = ("text", "json")
+TEXT_FORMAT: Final = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The attributes every LogRecord has; anything else on a record came from ``extra=``.
+_STANDARD: Final = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
+    "message",
+    "asctime",
+}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line, for log pipelines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _STANDARD and not key.startswith("_"):
+                doc[key] = value
+        if record.exc_info and record.exc_info[1] is not None:
+            doc["error"] = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+            doc["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(doc, default=str, ensure_ascii=False)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is a lost connection or a timeout talking to it."""
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        redis_kinds: tuple[type[BaseException], ...] = (RedisConnectionError, RedisTimeoutError)
+    except ImportError:  # the redis extra is optional
+        redis_kinds = ()
+    kinds: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError, *redis_kinds)
+    return any(isinstance(link, kinds) for link in _chain(exc))
+
+
+class ConnectionNoise(logging.Filter):
+    """Drops the traceback of a record caused by a connection error; such records stay only
+    when the handler logs at debug level (the outage itself is told by :class:`OutageLog`)."""
+
+    def __init__(self, handler: logging.Handler) -> None:
+        super().__init__()
+        self._handler = handler
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not is_connection_error(exc):
+            return True
+        if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+            return False
+        record.msg = f"{record.getMessage()}: {exc}"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+def configure_logging(level: str, fmt: str = "text", *, stream: TextIO | None = None) -> None:
+    """Set up the root logger for a command; ConfigError names the flag at fault."""
+    if level.lower() not in LOG_LEVELS:
+        raise ConfigError(f"unknown log level {level!r} (known: {', '.join(LOG_LEVELS)})",
+                          field="--log-level")  # fmt: skip
+    if fmt not in LOG_FORMATS:
+        raise ConfigError(f"unknown log format {fmt!r} (known: text, json)", field="--log-format")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(ConnectionNoise(handler))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
+class OutageLog:
+    """Says once that a dependency is lost and once that it is back.
+
+    ``failed`` logs a WARNING (no traceback) on the first connection failure; later failures
+    stay at debug level until ``succeeded`` logs that it is back and how long it was gone.
+    Transitions closer than ``quiet_for`` wall seconds to the last WARNING (a flapping link)
+    are logged at debug level too. Errors that are not connection errors are bugs or bad data:
+    they keep their traceback (ERROR) every time.
+    """
+
+    def __init__(self, name: str, logger: logging.Logger, *, quiet_for: float = 30.0) -> None:
+        self._name = name
+        self._log = logger
+        self._quiet_for = quiet_for
+        self._lost_at: float | None = None
+        self._last_warning = float("-inf")
+
+    @property
+    def lost(self) -> bool:
+        return self._lost_at is not None
+
+    def _level(self, now: float) -> int:
+        if now - self._last_warning < self._quiet_for:
+            return logging.DEBUG
+        self._last_warning = now
+        return logging.WARNING
+
+    def failed(self, exc: BaseException, doing: str) -> None:
+        """Report a failure of ``doing`` (e.g. "ingest of team-a")."""
+        if not is_connection_error(exc):
+            self._log.error("%s failed", doing, exc_info=exc)
+            return
+        now = time.monotonic()
+        if self._lost_at is not None:
+            self._log.debug("%s: %s still unreachable: %s", doing, self._name, exc)
+            return
+        self._lost_at = now
+        self._log.log(self._level(now), "%s lost (%s): %s; retrying", self._name, doing, exc)
+
+    def succeeded(self) -> None:
+        """Report a success; logs that the dependency is back when it was lost."""
+        if self._lost_at is None:
+            return
+        now = time.monotonic()
+        gone, self._lost_at = now - self._lost_at, None
+        self._log.log(self._level(now), "%s is back after %.1f s", self._name, gone)
+
+
+_OUTAGES: weakref.WeakKeyDictionary[object, OutageLog] = weakref.WeakKeyDictionary()
+
+
+def outage_log(dependency: object, name: str, logger: logging.Logger) -> OutageLog:
+    """The one :class:`OutageLog` of ``dependency`` (e.g. a broker) in this process, so that
+    all its users (one ingest per queue) share one lost / back pair of lines."""
+    found = _OUTAGES.get(dependency)
+    if found is None:
+        found = _OUTAGES[dependency] = OutageLog(name, logger)
+    return found
