@@ -13,7 +13,6 @@ import importlib
 import sys
 from typing import Annotated
 
-import click
 import typer
 
 __all__ = ["app", "main"]
@@ -86,13 +85,13 @@ def run(args: list[str] | None = None) -> int:
     register_all()
     try:
         code = app(args=args, standalone_mode=False)
-    except click.UsageError as exc:
-        typer.echo(f"error: {exc.format_message()}", err=True)
-        return 2
-    except click.Abort:
+    except typer.Abort:
         typer.echo("aborted", err=True)
         return 130
-    except click.ClickException as exc:
+    except typer.TyperException as exc:  # click's usage errors (exit 2) and the like
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare ``sluiceway``: the help itself
+            typer.echo(exc.format_message())
+            return exc.exit_code
         typer.echo(f"error: {exc.format_message()}", err=True)
         return exc.exit_code
     return code if isinstance(code, int) else 0

@@ -17,7 +17,8 @@ def check_config(
     kind: Annotated[
         str | None,
         typer.Option(
-            help="Document kind, when detection is not wanted (see docs/configuration.md)."
+            help="Document kind, e.g. helm-values (default: detected).",
+            show_default=False,
         ),
     ] = None,
     transport: Annotated[
