@@ -30,6 +30,7 @@ __all__ = [
     "OutageLog",
     "configure_logging",
     "is_connection_error",
+    "named_outage_log",
     "outage_log",
 ]
 
@@ -180,4 +181,18 @@ def outage_log(dependency: object, name: str, logger: logging.Logger) -> OutageL
     found = _OUTAGES.get(dependency)
     if found is None:
         found = _OUTAGES[dependency] = OutageLog(name, logger)
+    return found
+
+
+_NAMED: dict[str, OutageLog] = {}
+_NAMED_LIMIT = 1024
+
+
+def named_outage_log(name: str, logger: logging.Logger) -> OutageLog:
+    """The one :class:`OutageLog` of a dependency known by name (an upstream URL)."""
+    found = _NAMED.get(name)
+    if found is None:
+        if len(_NAMED) >= _NAMED_LIMIT:
+            _NAMED.clear()
+        found = _NAMED[name] = OutageLog(name, logger)
     return found

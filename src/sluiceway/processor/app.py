@@ -273,10 +273,18 @@ class Processor:
         self.rt.stopping = True
         self.rt.work_changed.fire()
         await asyncio.gather(*self._ingest_tasks.values(), return_exceptions=True)
-        await self._release_buffered()
-        await self._finish_in_flight(
+        buffered = await self._release_buffered()
+        in_flight = len(self.rt.book)
+        log.info(
+            "draining: %d in flight, %d buffered returned to their queues", in_flight, buffered
+        )
+        aborted = await self._finish_in_flight(
             self.settings.drain_timeout if drain_timeout is None else drain_timeout
         )
+        log.info(
+            "drained: %d finished, %d returned to their queues (%d buffered, %d aborted)",
+            in_flight - aborted, buffered + aborted, buffered, aborted,
+        )  # fmt: skip
         await stop_tasks(self._background)
         await self._upstream.aclose()
         for gate in self._gates:
@@ -284,22 +292,29 @@ class Processor:
         self._stopped.set()
         log.info("processor stopped")
 
-    async def _release_buffered(self) -> None:
+    async def _release_buffered(self) -> int:
         recorder = Recorder(self.rt)
+        released = 0
         for pool in self.pools.values():
             for item in await pool.close():
                 self.metrics.queue_depth.labels(*item.labels.values()).dec()
                 await recorder.release(item)
+                released += 1
+        return released
 
-    async def _finish_in_flight(self, drain_timeout: float) -> None:
+    async def _finish_in_flight(self, drain_timeout: float) -> int:
+        """Wait for in-flight work; returns how many requests were aborted and returned."""
         if not self._workers:
-            return
+            return 0
         _, pending = await asyncio.wait(self._workers, timeout=self.rt.wall(drain_timeout))
-        if pending:
-            log.warning("drain timeout: returning %d in-flight requests", len(pending))
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        if not pending:
+            return 0
+        aborted = len(self.rt.book)
+        log.warning("drain timeout: returning %d in-flight requests", aborted)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        return aborted
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()

@@ -210,6 +210,7 @@ class QueueIngest:
         if await self._is_cancelled(envelope):
             return await self._settle(entry, envelope, self._cancelled_record(envelope), None)
         self._rt.metrics.gate_decisions.labels(*self.labels.values(), verdict.reason).inc()
+        log.debug("gate held %s in %s: %s", envelope.id, self._queue.queue_name, verdict.reason)
         return Taken.CLOSED if verdict.closed else Taken.SKIPPED
 
     async def _is_cancelled(self, envelope: Envelope) -> bool:
@@ -317,6 +318,7 @@ class QueueIngest:
             else:
                 await self._buffer(candidate, outcome.claim)
                 admitted += 1
+                log.debug("claimed %s from %s", candidate.envelope.id, self._queue.queue_name)
         return admitted, lost
 
     async def _buffer(self, candidate: Candidate, claim: Claim) -> None:
