@@ -128,10 +128,10 @@ class OutageLog:
     """Says once that a dependency is lost and once that it is back.
 
     ``failed`` logs a WARNING (no traceback) on the first connection failure; later failures
-    stay at debug level until ``succeeded`` logs that it is back and how long it was gone.
-    Transitions closer than ``quiet_for`` wall seconds to the last WARNING (a flapping link)
-    are logged at debug level too. Errors that are not connection errors are bugs or bad data:
-    they keep their traceback (ERROR) every time.
+    stay at debug level until ``succeeded`` logs, at the same level as the loss, that it is back
+    and how long it was gone. A loss within ``quiet_for`` wall seconds of the last one (a
+    flapping link) is told at debug level, lost and back alike. Errors that are not connection
+    errors are bugs or bad data: they keep their traceback (ERROR) every time.
     """
 
     def __init__(self, name: str, logger: logging.Logger, *, quiet_for: float = 30.0) -> None:
@@ -139,37 +139,33 @@ class OutageLog:
         self._log = logger
         self._quiet_for = quiet_for
         self._lost_at: float | None = None
-        self._last_warning = float("-inf")
+        self._level = logging.WARNING
+        self._last_loss = float("-inf")
 
     @property
     def lost(self) -> bool:
         return self._lost_at is not None
-
-    def _level(self, now: float) -> int:
-        if now - self._last_warning < self._quiet_for:
-            return logging.DEBUG
-        self._last_warning = now
-        return logging.WARNING
 
     def failed(self, exc: BaseException, doing: str) -> None:
         """Report a failure of ``doing`` (e.g. "ingest of team-a")."""
         if not is_connection_error(exc):
             self._log.error("%s failed", doing, exc_info=exc)
             return
-        now = time.monotonic()
         if self._lost_at is not None:
             self._log.debug("%s: %s still unreachable: %s", doing, self._name, exc)
             return
-        self._lost_at = now
-        self._log.log(self._level(now), "%s lost (%s): %s; retrying", self._name, doing, exc)
+        now = time.monotonic()
+        flapping = now - self._last_loss < self._quiet_for
+        self._lost_at = self._last_loss = now
+        self._level = logging.DEBUG if flapping else logging.WARNING
+        self._log.log(self._level, "%s lost (%s): %s; retrying", self._name, doing, exc)
 
     def succeeded(self) -> None:
         """Report a success; logs that the dependency is back when it was lost."""
         if self._lost_at is None:
             return
-        now = time.monotonic()
-        gone, self._lost_at = now - self._lost_at, None
-        self._log.log(self._level(now), "%s is back after %.1f s", self._name, gone)
+        gone, self._lost_at = time.monotonic() - self._lost_at, None
+        self._log.log(self._level, "%s is back after %.1f s", self._name, gone)
 
 
 _OUTAGES: weakref.WeakKeyDictionary[object, OutageLog] = weakref.WeakKeyDictionary()
