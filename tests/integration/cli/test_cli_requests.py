@@ -161,3 +161,14 @@ async def test_status_shows_pools_from_the_config(tmp_path: Path) -> None:
     report = json.loads(ran.out)
     assert [q["queue"] for q in report["queues"]] == ["team-a", "team-b"]
     assert {p["pool"]: p["workers"] for p in report["pools"]} == {"gpu": 3, "default": 64}
+
+
+def test_publish_warns_when_a_time_scale_has_no_shared_anchor(tmp_path: Path) -> None:
+    db = ["--transport", "sqlite", "--url", str(tmp_path / "q.db")]
+    scaled = sluiceway("publish", "a", "--time-scale", "10", *db)
+    assert scaled.code == 0 and "warning: --time-scale 10 without --time-anchor" in scaled.err
+    anchored = sluiceway("publish", "a", "--time-scale", "10", "--time-anchor", "1700000000", *db)
+    assert anchored.code == 0 and "warning" not in anchored.err
+    clock = {"SLUICEWAY_TIME_SCALE": "10", "SLUICEWAY_TIME_ANCHOR": "1700000000"}
+    shared = sluiceway("publish", "a", *db, env=clock)
+    assert shared.code == 0 and "warning" not in shared.err
