@@ -133,3 +133,22 @@ def test_a_values_file_whose_queue_names_a_missing_pool_fails(tmp_path: Path) ->
 @pytest.mark.parametrize(("flag", "value"), [("--log-level", "loud"), ("--log-format", "xml")])
 def test_bad_log_flags(flag: str, value: str) -> None:
     assert_one_error(sluiceway("processor", flag, value), flag)
+
+
+def test_config_errors_name_their_file_once(tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        "ap:\n  transportConfig:\n    url: redis://x:6379\n    queues:\n"
+        "      - queue_name: q\n        igw_base_url: router:80\n"
+    )
+    for ran in (sluiceway("processor", "--config", str(values)),
+                sluiceway("check-config", str(values))):  # fmt: skip
+        assert_one_error(ran, str(values), "ap.transportConfig.queues[0].igw_base_url",
+                         code=ran.code)  # fmt: skip
+        assert ran.err.count(str(values)) == 1 and ran.code in (1, 2)
+    pools = tmp_path / "pools.json"
+    pools.write_text('[{"id": "gpu", "workers": 0}]')
+    transport = _transport(tmp_path)
+    ran = sluiceway("processor", "--transport-config-file", str(transport),
+                    "--pool-config-file", str(pools))  # fmt: skip
+    assert_one_error(ran, str(pools), "[0].workers")
