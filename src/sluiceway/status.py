@@ -225,10 +225,18 @@ def _print(report: StatusReport, *, as_json: bool) -> None:
 
 
 async def _watch(broker: Any, target: _Target, clock: Any, every: float) -> None:
+    """Redraw in place on a terminal; elsewhere (a pipe, a log) print one table per round."""
+    from rich.console import Console
     from rich.live import Live
 
+    console = Console()
     report = await _snapshot(broker, target, clock.now())
-    with Live(render_table(report), auto_refresh=False) as live:
+    if not console.is_terminal:
+        while True:
+            console.print(render_table(report))
+            await asyncio.sleep(every)
+            report = await _snapshot(broker, target, clock.now())
+    with Live(render_table(report), console=console, auto_refresh=False) as live:
         while True:
             await asyncio.sleep(every)
             report = await _snapshot(broker, target, clock.now())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -73,10 +74,13 @@ class Child:
             time.sleep(0.02)
         return text
 
-    async def logged(self, needle: str, within: float = 30.0) -> str:
+    def _has(self, needle: str, text: str, regex: bool) -> bool:
+        return bool(re.search(needle, text)) if regex else needle in text
+
+    async def logged(self, needle: str, within: float = 30.0, *, regex: bool = False) -> str:
         """:meth:`wait_for` that lets this event loop run (an in-process simulator)."""
         end = time.monotonic() + within
-        while needle not in (text := self.text):
+        while not self._has(needle, text := self.text, regex):
             if self.proc.poll() is not None or time.monotonic() > end:
                 raise AssertionError(f"{needle!r} never logged:\n{text}")
             await asyncio.sleep(0.02)

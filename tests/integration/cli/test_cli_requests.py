@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from cli_harness import Ran, sluiceway
+from cli_harness import Child, Ran, sluiceway
 
 from sluiceway.broker.base import Broker, BrokerOptions, ClaimAsk, ResultWrite
 from sluiceway.broker.redis import open_redis_broker
@@ -172,3 +173,19 @@ def test_publish_warns_when_a_time_scale_has_no_shared_anchor(tmp_path: Path) ->
     clock = {"SLUICEWAY_TIME_SCALE": "10", "SLUICEWAY_TIME_ANCHOR": "1700000000"}
     shared = sluiceway("publish", "a", *db, env=clock)
     assert shared.code == 0 and "warning" not in shared.err
+
+
+async def test_status_watch_redraws_until_interrupted(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    flags = ["--transport", "sqlite", "--url", str(db)]
+    assert sluiceway("publish", "a", "2", *flags).code == 0
+    child = Child(tmp_path / "watch.log", "status", "team-a", *flags, "--watch", "0.05")
+    try:
+        await child.logged("team-a")
+        assert sluiceway("publish", "a", "1", *flags).code == 0
+        text = await child.logged(r"team-a\s*│\s*3\s*│", regex=True)
+        assert text.count("sluiceway status") >= 2
+        child.proc.send_signal(signal.SIGINT)
+        assert child.proc.wait(timeout=20) == 0
+    finally:
+        child.kill()
