@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from cli_harness import Child, redis_on, sluiceway
 
+from sluiceway.broker.base import BrokerOptions
+from sluiceway.broker.keys import member_digest
+from sluiceway.broker.sqlite import open_sqlite_broker
 from sluiceway.ports import free_port
 from sluiceway.sim import SimConfig, running_simulator
 
@@ -45,6 +48,16 @@ async def test_start_up_requests_and_drain_are_logged_as_json(tmp_path: Path) ->
             first, second = published.out.split()
             await child.logged(f"result of {second}")
             await child.logged(f"result of {first}")
+            broker = await open_sqlite_broker(BrokerOptions(url=str(db)))
+            try:
+                await broker.enqueue("team-a", [("{not json", 1e12)])
+            finally:
+                await broker.aclose()
+            await child.logged(f"moved unreadable entry sha256:{member_digest('{not json')} "
+                               "of team-a aside")  # fmt: skip
+            status = sluiceway("status", "team-a", "--transport", "sqlite", "--url", str(db),
+                               "--json")  # fmt: skip
+            assert json.loads(status.out)["queues"][0]["invalid"] == 1
             assert await child.stopped() == 0
         finally:
             child.kill()
