@@ -39,13 +39,11 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 
 def register_all(target: typer.Typer = app) -> typer.Typer:
-    """Add every component's subcommands to ``target`` (idempotent for the main app)."""
-    if target is app and getattr(app, "_sluiceway_registered", False):
-        return app
+    """Add every component's subcommands to ``target``, once (later calls change nothing)."""
+    if any(c.name == "processor" for c in target.registered_commands):
+        return target
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(target)
-    if target is app:
-        app._sluiceway_registered = True  # type: ignore[attr-defined]
     return target
 
 

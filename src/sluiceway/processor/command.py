@@ -192,12 +192,10 @@ def _endpoints(
         metrics_port=settings.metrics_port,
         ports_file=ports_file,
     )
-    flags = {"processor": "--port", "health": "--health-port", "metrics": "--metrics-port"}
+    # Without --port, a shared health and metrics port is bound once, as "processor".
+    flags = {"processor": "--health-port", "health": "--health-port", "metrics": "--metrics-port"}
     for name, bound in endpoints.bindings().items():
-        flag = "--port" if port is not None else flags[name]
-        if name == "processor" and port is None:
-            flag = "--health-port"
-        check_port_free(host, bound, flag=flag)
+        check_port_free(host, bound, flag="--port" if port is not None else flags[name])
     return endpoints
 
 
