@@ -21,7 +21,7 @@ def broker_address(settings: ProcessorSettings) -> str:
         return f"gcp-pubsub project {tc.project_id}"
     if settings.transport == "memory":
         return "memory (this process only)"
-    where = ", ".join(tc.addrs) if tc.addrs else mask_credentials(tc.url)
+    where = ", ".join(tc.addrs) if tc.addrs else mask_credentials(tc.url) or "(no url)"
     mode = "" if tc.mode == "standalone" else f" ({tc.mode})"
     return f"{settings.transport} {where}{mode}"
 
