@@ -46,7 +46,7 @@ async def wait_for_broker(
             if left <= 0:
                 raise BrokerError(f"{what} still unreachable after {within:g} s: {exc}") from None
             if not said:
-                log.warning("waiting up to %g s for the broker %s: %s", within, what, exc)
+                log.warning("waiting up to %g s for the broker %s: %s", within, what, str(exc))
                 said = True
             await asyncio.sleep(min(interval, left))
             continue

@@ -28,6 +28,7 @@ __all__ = [
     "ConnectionNoise",
     "JsonFormatter",
     "OutageLog",
+    "broker_outage_known",
     "configure_logging",
     "is_connection_error",
     "named_outage_log",
@@ -85,25 +86,32 @@ def is_connection_error(exc: BaseException) -> bool:
     return any(isinstance(link, kinds) for link in _chain(exc))
 
 
-class ConnectionNoise(logging.Filter):
-    """Drops the traceback of a record caused by a connection error; such records stay only
-    when the handler logs at debug level (the outage itself is told by :class:`OutageLog`)."""
+def _record_error(record: logging.LogRecord) -> BaseException | None:
+    """The exception a record is about: its ``exc_info``, or one passed as an argument."""
+    if record.exc_info and record.exc_info[1] is not None:
+        return record.exc_info[1]
+    args = record.args if isinstance(record.args, tuple) else ()
+    return next((arg for arg in args if isinstance(arg, BaseException)), None)
 
-    def __init__(self, handler: logging.Handler) -> None:
-        super().__init__()
-        self._handler = handler
+
+class ConnectionNoise(logging.Filter):
+    """Records caused by a connection error (with a traceback, or naming the error) become one
+    line without a traceback; while a broker outage is being told by :class:`OutageLog`, they
+    are kept out (or at debug level, when the log is): every loop that touches a lost broker
+    would otherwise say so each round."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
+        exc = _record_error(record)
         if exc is None or not is_connection_error(exc):
             return True
-        if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        outage = broker_outage_known()
+        if outage and logging.getLogger().getEffectiveLevel() > logging.DEBUG:
             return False
-        record.msg = f"{record.getMessage()}: {exc}"
-        record.args = None
-        record.exc_info = None
-        record.exc_text = None
-        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        if record.exc_info is not None:
+            record.msg, record.args = f"{record.getMessage()}: {exc}", None
+            record.exc_info, record.exc_text = None, None
+        if outage:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
 
 
@@ -116,7 +124,7 @@ def configure_logging(level: str, fmt: str = "text", *, stream: TextIO | None = 
         raise ConfigError(f"unknown log format {fmt!r} (known: text, json)", field="--log-format")
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
-    handler.addFilter(ConnectionNoise(handler))
+    handler.addFilter(ConnectionNoise())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -152,13 +160,14 @@ class OutageLog:
             self._log.error("%s failed", doing, exc_info=exc)
             return
         if self._lost_at is not None:
-            self._log.debug("%s: %s still unreachable: %s", doing, self._name, exc)
+            self._log.debug("%s: %s still unreachable: %s", doing, self._name, str(exc))
             return
         now = time.monotonic()
         flapping = now - self._last_loss < self._quiet_for
         self._lost_at = self._last_loss = now
         self._level = logging.DEBUG if flapping else logging.WARNING
-        self._log.log(self._level, "%s lost (%s): %s; retrying", self._name, doing, exc)
+        # The error as text: a record naming a connection error is otherwise kept out.
+        self._log.log(self._level, "%s lost (%s): %s; retrying", self._name, doing, str(exc))
 
     def succeeded(self) -> None:
         """Report a success; logs that the dependency is back when it was lost."""
@@ -169,6 +178,11 @@ class OutageLog:
 
 
 _OUTAGES: weakref.WeakKeyDictionary[object, OutageLog] = weakref.WeakKeyDictionary()
+
+
+def broker_outage_known() -> bool:
+    """True while some broker of this process is known lost (see :func:`outage_log`)."""
+    return any(outage.lost for outage in list(_OUTAGES.values()))
 
 
 def outage_log(dependency: object, name: str, logger: logging.Logger) -> OutageLog:

@@ -60,7 +60,7 @@ def test_json_lines_carry_level_logger_message_and_extras(root_restored: None) -
     assert doc["message"] == "hello there" and doc["queue"] == "q" and "time" in doc
 
 
-def test_a_connection_error_logs_no_traceback(root_restored: None) -> None:
+def test_a_connection_error_is_one_line_without_traceback(root_restored: None) -> None:
     out = io.StringIO()
     configure_logging("info", "text", stream=out)
     log = logging.getLogger("sluiceway.y")
@@ -72,20 +72,52 @@ def test_a_connection_error_logs_no_traceback(root_restored: None) -> None:
         raise ValueError("a real bug")
     except ValueError:
         log.exception("worker failed")
-    text = out.getvalue()
-    assert "background step failed" not in text
-    assert "worker failed" in text and "Traceback" in text and "a real bug" in text
+    first, *rest = out.getvalue().splitlines()
+    assert "ERROR" in first and "background step failed: redis peek failed" in first
+    assert rest[0].endswith("worker failed") and "Traceback" in rest[1]
+    assert "a real bug" in out.getvalue()
 
 
-def test_at_debug_level_a_connection_error_is_one_line(root_restored: None) -> None:
+def test_during_an_outage_connection_noise_is_kept_out(root_restored: None) -> None:
     out = io.StringIO()
-    configure_logging("debug", "text", stream=out)
+    configure_logging("info", "text", stream=out)
+    log = logging.getLogger("sluiceway.y")
+
+    class Broker:
+        pass
+
+    broker = Broker()
+    outage = outage_log(broker, "broker", log)
+    outage.failed(_broker_down(), "ingest of q")
+    log.warning("cancel check of %s failed: %s", "r1", _broker_down())
     try:
         raise _broker_down()
     except BrokerError:
-        logging.getLogger("sluiceway.y").exception("background step failed")
-    (line,) = out.getvalue().splitlines()
-    assert "DEBUG" in line and "background step failed: redis peek failed" in line
+        log.exception("background step failed")
+    outage.succeeded()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2, lines
+    assert "broker lost (ingest of q): redis peek failed" in lines[0]
+    assert "broker is back" in lines[1]
+
+
+def test_at_debug_level_outage_noise_stays_as_debug_lines(root_restored: None) -> None:
+    out = io.StringIO()
+    configure_logging("debug", "text", stream=out)
+    log = logging.getLogger("sluiceway.y")
+
+    class Broker:
+        pass
+
+    broker = Broker()
+    outage_log(broker, "broker", log).failed(_broker_down(), "ingest of q")
+    try:
+        raise _broker_down()
+    except BrokerError:
+        log.exception("background step failed")
+    last = out.getvalue().splitlines()[-1]
+    assert "DEBUG" in last and "background step failed: redis peek failed" in last
+    outage_log(broker, "broker", log).succeeded()
 
 
 @pytest.mark.parametrize(("level", "fmt", "flag"), [("loud", "text", "--log-level"),
