@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sluiceway.localservices import services_required
 from sluiceway.ports import free_port
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow, pytest.mark.serial]
@@ -27,8 +28,10 @@ def quick_start() -> str:
 
 
 def test_the_quick_start_runs_as_written(tmp_path: Path) -> None:
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+    missing = [b for b in ("redis-server", "redis-cli") if shutil.which(b) is None]
+    if missing:
+        message = f"{', '.join(missing)} not installed"
+        pytest.fail(message) if services_required() else pytest.skip(message)
     redis, sim, processor = free_port(), free_port(), free_port()
     script = quick_start()
     for fixed, free in (("6390", redis), ("8000", sim), ("8080", processor)):
