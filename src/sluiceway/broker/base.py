@@ -274,7 +274,7 @@ class Broker(Protocol):
         ...
 
     async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
-        """Move an unparsable pending member to ``<queue>:invalid`` (decisions.md 14).
+        """Move an unparsable pending member to ``<queue>:invalid`` (kept, never deleted).
 
         Also records ``reason`` and ``now`` (scaled Unix seconds) under the member's digest
         in ``<queue>:invalid:info``. False when it was no longer pending.
