@@ -1,5 +1,8 @@
-"""Options every subcommand shares (docs/design-rules.md rules 1, 2), as reusable typer
-annotations."""
+"""Options every subcommand shares (time scale and anchor, ports, logs, broker address).
+
+Each is a reusable typer annotation whose help is one line ending in its default, so every
+command describes the same flag the same way.
+"""
 
 from __future__ import annotations
 
@@ -10,26 +13,61 @@ import typer
 
 from sluiceway.clock import RealClock
 
-__all__ = ["Port", "PortsFile", "TimeAnchor", "TimeScale", "make_clock"]
+__all__ = [
+    "BrokerTransport",
+    "BrokerUrl",
+    "LogFormat",
+    "LogLevel",
+    "Port",
+    "PortsFile",
+    "TimeAnchor",
+    "TimeScale",
+    "make_clock",
+]
 
 TimeScale = Annotated[
     float,
     typer.Option(
         "--time-scale",
         min=0.0001,
+        envvar="SLUICEWAY_TIME_SCALE",
         help="Speed-up of the whole world: scaled now = anchor + (wall - anchor) x S.",
     ),
 ]
 TimeAnchor = Annotated[
     float | None,
-    typer.Option("--time-anchor", help="Unix seconds the time scale pivots on (default: start)."),
+    typer.Option(
+        "--time-anchor",
+        envvar="SLUICEWAY_TIME_ANCHOR",
+        help="Unix seconds the time scale pivots on; give every command the same one "
+        "(default: this process's start).",
+        show_default=False,
+    ),
 ]
 Port = Annotated[
     int, typer.Option("--port", min=0, max=65535, help="TCP port; 0 picks a free one.")
 ]
 PortsFile = Annotated[
     Path | None,
-    typer.Option("--ports-file", help="Write the bound ports to this JSON file."),
+    typer.Option("--ports-file", help="Write the bound ports to this JSON file (default: none)."),
+]
+LogLevel = Annotated[
+    str, typer.Option("--log-level", help="Log level: debug, info, warning or error.")
+]
+LogFormat = Annotated[
+    str,
+    typer.Option("--log-format", help="Log lines as text, or json (one object per line)."),
+]
+BrokerTransport = Annotated[
+    str, typer.Option("--transport", help="Broker: redis-sortedset, postgres or sqlite.")
+]
+BrokerUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        help="redis:// URL or SQLite file path (default: $REDIS_URL).",
+        show_default=False,
+    ),
 ]
 
 

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
 import sys
 from pathlib import Path
 
-__all__ = ["PortAnnouncer", "free_port"]
+from sluiceway.errors import ConfigError
+
+__all__ = ["PortAnnouncer", "check_port_free", "free_port"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -17,6 +20,25 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def check_port_free(host: str, port: int, *, flag: str) -> None:
+    """ConfigError naming ``flag`` when ``host:port`` cannot be bound (in use, not allowed).
+
+    Checked before a server starts, so the user sees one line instead of a traceback from deep
+    inside the server. Port 0 (pick a free one) always passes.
+    """
+    if port == 0:
+        return
+    if not 0 < port <= 65535:
+        raise ConfigError(f"port {port} is out of range (1-65535)", field=flag)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            reason = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be bound: {exc}"
+            raise ConfigError(f"port {port} on {host} {reason}", field=flag) from None
 
 
 class PortAnnouncer:

@@ -22,6 +22,7 @@ method                        Redis
 ``reclaim_expired``           ``ZRANGE <q>:claims-idx -inf now BYSCORE``; per key Lua moves
                               the claimed member back to pending and drops the claim
 ``quarantine``                Lua: ``ZREM`` pending (winner only) + ``LPUSH <queue>:invalid``
+                              + ``HSET <queue>:invalid:info <digest> <reason JSON>``
 ``backlog`` / ``count_due``   ``ZCARD`` / ``ZCOUNT <queue> -inf <t>``
 ``enqueue``                   MULTI: ``DEL request-cancel:<id>``, ``SET request-active:<id>
                               <token> EX ttl``, ``ZADD <queue> <score> <member>``
@@ -279,10 +280,12 @@ class Broker(Protocol):
         """
         ...
 
-    async def quarantine(self, entry: Entry) -> bool:
-        """Move an unparsable pending member to ``<queue>:invalid`` (docs/design-rules.md rule 14).
+    async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
+        """Move an unparsable pending member to ``<queue>:invalid`` (kept, never deleted:
+        docs/design-rules.md rule 14).
 
-        False when it was no longer pending.
+        Also records ``reason`` and ``now`` (scaled Unix seconds) under the member's digest
+        in ``<queue>:invalid:info``. False when it was no longer pending.
         """
         ...
 

@@ -17,6 +17,8 @@ documented in docs/brokers.md.
 from __future__ import annotations
 
 import binascii
+import hashlib
+import json
 from dataclasses import dataclass
 
 from sluiceway.broker.base import (
@@ -39,8 +41,10 @@ __all__ = [
     "QuotaKeys",
     "claim_key",
     "hash_tag",
+    "invalid_info",
     "key_slot",
     "mailbox",
+    "member_digest",
     "split_claim_key",
 ]
 
@@ -77,9 +81,23 @@ def mailbox(tenant: str, request_id: str) -> str:
     return f"{MAILBOX_PREFIX}{tenant}:{request_id}"
 
 
+def member_digest(member: str) -> str:
+    """The ``<queue>:invalid:info`` field of a quarantined member: SHA-256 of its bytes, hex."""
+    return hashlib.sha256(member.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def invalid_info(reason: str, at: float) -> str:
+    """The ``<queue>:invalid:info`` value: JSON ``{"reason": ..., "at": <scaled Unix s>}``."""
+    return json.dumps({"reason": reason, "at": at}, separators=(",", ":"))
+
+
 @dataclass(frozen=True)
 class QueueKeys:
-    """The keys of one request queue (sorted set) and its claim bookkeeping."""
+    """The keys of one request queue (sorted set) and its claim bookkeeping.
+
+    ``invalid`` is the list of quarantined members (upstream's, raw members only);
+    ``invalid_info`` the side hash member digest -> JSON reason and time.
+    """
 
     pending: str
     claimed: str
@@ -87,6 +105,7 @@ class QueueKeys:
     claims_idx: str
     invalid: str
     retry: str
+    invalid_info: str = ""
 
     @property
     def claim_keys(self) -> tuple[str, str, str]:
@@ -134,6 +153,7 @@ class Keyspace:
             claims_idx=self._beside(queue_name, ":claims-idx"),
             invalid=self._beside(queue_name, ":invalid"),
             retry=retry if self.cluster else self.retry_queue_name,
+            invalid_info=self._beside(queue_name, ":invalid:info"),
         )
 
     def request_active(self, request_id: str) -> str:

@@ -27,6 +27,8 @@ from sluiceway.broker.base import (
     claim_each,
     retry_origin,
 )
+from sluiceway.broker.inspect import QueueCounts, count_retries
+from sluiceway.broker.keys import invalid_info, member_digest
 from sluiceway.broker.wakeup import PollWaker, WakeMode
 
 __all__ = ["MemoryBroker", "open_memory_broker"]
@@ -93,6 +95,7 @@ class MemoryBroker:
         self._results: dict[str, deque[str]] = {}
         self._result_expiry: dict[str, float] = {}  # destination -> monotonic wall deadline
         self._invalid: dict[str, list[str]] = {}
+        self._invalid_info: dict[str, dict[str, str]] = {}
         self._active: dict[str, str] = {}
         self._cancelled: dict[str, str] = {}
         self._work = PollWaker()
@@ -211,12 +214,18 @@ class MemoryBroker:
             self._add_pending(queue, held.member, held.score)
         return len(expired)
 
-    async def quarantine(self, entry: Entry) -> bool:
+    async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
         pending = self._pending.get(entry.queue)
         if pending is None or pending.remove(entry.member) is None:
             return False
         self._invalid.setdefault(entry.queue, []).insert(0, entry.member)
+        info = self._invalid_info.setdefault(entry.queue, {})
+        info[member_digest(entry.member)] = invalid_info(reason, now)
         return True
+
+    def invalid_reasons(self, queue: str) -> dict[str, str]:
+        """The ``<queue>:invalid:info`` hash: member digest -> JSON reason and time."""
+        return dict(self._invalid_info.get(queue, {}))
 
     async def backlog(self, queue: str) -> int:
         pending = self._pending.get(queue)
@@ -308,6 +317,38 @@ class MemoryBroker:
         if token is None or self._cancelled.get(request_id) != token:
             return False
         del self._cancelled[request_id]
+        return True
+
+    # -- inspection (broker.inspect.Inspectable) ---------------------------------------------
+
+    async def queue_counts(self, queues: Sequence[str]) -> list[QueueCounts]:
+        retries = count_retries(member for _, member in self._retries.range(0, len(self._retries)))
+        out = []
+        for queue in queues:
+            pending = self._pending.get(queue)
+            out.append(
+                QueueCounts(
+                    queue=queue,
+                    pending=0 if pending is None else len(pending),
+                    claimed=len(self._claims.get(queue, {})),
+                    retrying=retries[queue],
+                    invalid=len(self._invalid.get(queue, [])),
+                    oldest_deadline=None if pending is None else pending.first_score(),
+                )
+            )
+        return out
+
+    async def peek_results(self, destination: str, limit: int) -> list[str]:
+        results = self._results.get(destination, deque())
+        return list(reversed(results))[: max(0, limit)]
+
+    async def remove_result(self, destination: str, record: str) -> bool:
+        results = self._results.get(destination)
+        if not results or record not in results:
+            return False
+        # The deque holds newest first: drop the last (oldest) copy.
+        index = len(results) - 1 - list(reversed(results)).index(record)
+        del results[index]
         return True
 
     async def ping(self) -> None:

@@ -38,6 +38,8 @@ from sluiceway.broker.base import (
     split_claim_key,
 )
 from sluiceway.broker.cancel_cache import CancelCache
+from sluiceway.broker.inspect import QueueCounts, count_retries
+from sluiceway.broker.keys import invalid_info, member_digest
 from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.postgres_batch import AckBatcher
 from sluiceway.broker.postgres_db import PostgresDatabase, dsn_from
@@ -250,8 +252,16 @@ class PostgresBroker:
         await self._lease_hooks.run(now)
         return count
 
-    async def quarantine(self, entry: Entry) -> bool:
-        return bool(await self.db.fetchval(SQL.QUARANTINE, entry.queue, entry.member))
+    async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
+        if not await self.db.fetchval(SQL.QUARANTINE, entry.queue, entry.member):
+            return False
+        info = invalid_info(reason, now)
+        await self.db.fetchval(SQL.INVALID_INFO, entry.queue, member_digest(entry.member), info)
+        return True
+
+    async def invalid_reasons(self, queue: str) -> dict[str, str]:
+        """Why each member of ``<queue>:invalid`` was moved aside: digest -> JSON reason."""
+        return {r[0]: r[1] for r in await self.db.fetch(SQL.INVALID_REASONS, queue)}
 
     async def invalid_entries(self, queue: str) -> list[str]:
         """Members moved aside from ``queue`` (the ``<queue>:invalid`` list), oldest first."""
@@ -319,6 +329,27 @@ class PostgresBroker:
 
     async def result_count(self, destination: str) -> int:
         return int(await self.db.fetchval(SQL.RESULT_COUNT, destination))
+
+    # -- inspection (broker.inspect.Inspectable) ---------------------------------------------
+
+    async def queue_counts(self, queues: Sequence[str]) -> list[QueueCounts]:
+        retries = count_retries(r[0] for r in await self.db.fetch(SQL.RETRY_MEMBERS))
+        out = []
+        for queue in queues:
+            (row,) = await self.db.fetch(SQL.QUEUE_COUNTS, queue)
+            pending, claimed, invalid, oldest = row
+            out.append(
+                QueueCounts(queue, int(pending), int(claimed), retries[queue], int(invalid), oldest)
+            )
+        return out
+
+    async def peek_results(self, destination: str, limit: int) -> list[str]:
+        await self.db.fetchval(SQL.EXPIRE_RESULTS, destination)
+        rows = await self.db.fetch(SQL.PEEK_RESULTS, destination, max(0, limit))
+        return [str(r[0]) for r in rows]
+
+    async def remove_result(self, destination: str, record: str) -> bool:
+        return await self.db.fetchval(SQL.REMOVE_RESULT, destination, record) is not None
 
     # -- result mailboxes -------------------------------------------------------------------
 

@@ -385,8 +385,11 @@ END $$;
 """
 
 # 2: result mailboxes for the coordinator (read without consuming, shorten a life, withdraw a
-# cancellation when a client re-attaches).
+# cancellation when a client re-attaches), and why each invalid entry was moved aside.
 _MAILBOXES = """
+CREATE TABLE sluiceway.invalid_info (
+  queue text NOT NULL, digest text NOT NULL, info text NOT NULL, PRIMARY KEY (queue, digest));
+
 CREATE FUNCTION sluiceway.peek_result(p_destination text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM sluiceway.expire_results(p_destination);
@@ -458,6 +461,26 @@ class SQL:
     EXPIRE_RESULT = "SELECT sluiceway.expire_result($1, $2)"
     IS_PENDING = "SELECT sluiceway.marker('active', $1) IS NOT NULL"
     REVIVE = "SELECT sluiceway.revive($1)"
+    INVALID_INFO = (
+        "INSERT INTO sluiceway.invalid_info VALUES ($1, $2, $3) "
+        "ON CONFLICT (queue, digest) DO UPDATE SET info = excluded.info"
+    )
+    INVALID_REASONS = "SELECT digest, info FROM sluiceway.invalid_info WHERE queue = $1"
+    QUEUE_COUNTS = (
+        "SELECT (SELECT count(*) FROM sluiceway.pending WHERE queue = $1), "
+        "(SELECT count(*) FROM sluiceway.claims WHERE queue = $1), "
+        "(SELECT count(*) FROM sluiceway.invalid WHERE queue = $1), "
+        "(SELECT min(score) FROM sluiceway.pending WHERE queue = $1)"
+    )
+    RETRY_MEMBERS = "SELECT member FROM sluiceway.retries"
+    EXPIRE_RESULTS = "SELECT sluiceway.expire_results($1)"
+    PEEK_RESULTS = (
+        "SELECT record FROM sluiceway.results WHERE destination = $1 ORDER BY seq LIMIT $2"
+    )
+    REMOVE_RESULT = (
+        "DELETE FROM sluiceway.results WHERE seq = (SELECT seq FROM sluiceway.results "
+        "WHERE destination = $1 AND record = $2 ORDER BY seq LIMIT 1) RETURNING seq"
+    )
     PING = "SELECT 1"
 
     QUOTA_ACQUIRE = "SELECT sluiceway.quota_acquire($1, $2, $3, $4, $5)"

@@ -262,14 +262,18 @@ class PubSubBroker:
     async def reclaim_expired(self, queue: str, now: float, limit: int) -> int:
         return 0  # Pub/Sub delivers a message again once its ack deadline lapses
 
-    async def quarantine(self, entry: Entry) -> bool:
-        """Acknowledge an unreadable message so it is never delivered again; log its id."""
+    async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
+        """Acknowledge an unreadable message so it is never delivered again; log its id and
+        ``reason`` (Pub/Sub has no side list to keep it in)."""
         sub = self._sub(entry.queue)
         message = sub.unclaimed.pop(entry.member, None)
         if message is None:
             return False
         log.warning(
-            "acknowledged unreadable message %s of %s", message.received.message_id, sub.path
+            "acknowledged unreadable message %s of %s: %s",
+            message.received.message_id,
+            sub.path,
+            reason or "unreadable",
         )
         await self._acker.submit(sub.path, message.received.ack_id)
         return True

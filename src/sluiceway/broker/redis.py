@@ -26,7 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from sluiceway.broker import lua
+from sluiceway.broker import lua, redis_inspect
 from sluiceway.broker.base import (
     ActiveMarker,
     Broker,
@@ -40,7 +40,14 @@ from sluiceway.broker.base import (
     retry_origin,
 )
 from sluiceway.broker.cancel_cache import CancelCache
-from sluiceway.broker.keys import DEFAULT_RETRY_QUEUE, Keyspace, QueueKeys
+from sluiceway.broker.inspect import QueueCounts
+from sluiceway.broker.keys import (
+    DEFAULT_RETRY_QUEUE,
+    Keyspace,
+    QueueKeys,
+    invalid_info,
+    member_digest,
+)
 from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.redis_batch import ScriptBatcher
 from sluiceway.broker.redis_connect import (
@@ -400,9 +407,11 @@ class RedisBroker:
         return count
 
     @_io
-    async def quarantine(self, entry: Entry) -> bool:
+    async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
         q = self._q(entry.queue)
-        return int(await self._run("quarantine", (q.pending, q.invalid), (entry.member,))) == 1
+        keys = (q.pending, q.invalid, q.invalid_info)
+        args = (entry.member, member_digest(entry.member), invalid_info(reason, now))
+        return int(await self._run("quarantine", keys, args)) == 1
 
     @_io
     async def backlog(self, queue: str) -> int:
@@ -546,6 +555,20 @@ class RedisBroker:
         if token is None or await self._client.get(cancel) != token:
             return False
         return bool(await self._client.delete(cancel))
+
+    # -- inspection (broker.inspect.Inspectable; see redis_inspect) --------------------------
+
+    @_io
+    async def queue_counts(self, queues: Sequence[str]) -> list[QueueCounts]:
+        return await redis_inspect.queue_counts(self._client, [self._q(q) for q in queues])
+
+    @_io
+    async def peek_results(self, destination: str, limit: int) -> list[str]:
+        return await redis_inspect.peek_results(self._client, destination, limit)
+
+    @_io
+    async def remove_result(self, destination: str, record: str) -> bool:
+        return int(await self._client.lrem(destination, -1, record)) == 1
 
     async def ping(self) -> None:
         try:

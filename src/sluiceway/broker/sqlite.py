@@ -32,10 +32,12 @@ from sluiceway.broker.base import (
     ResultWrite,
     retry_origin,
 )
-from sluiceway.broker.keys import Keyspace
+from sluiceway.broker.inspect import QueueCounts, count_retries
+from sluiceway.broker.keys import Keyspace, invalid_info, member_digest
 from sluiceway.broker.leases import LeaseHooks
 from sluiceway.broker.sqlite_db import SqliteRunner, open_database
 from sluiceway.broker.wakeup import PollWaker
+from sluiceway.config.urls import check_sqlite_path
 from sluiceway.errors import ConfigError
 
 __all__ = [
@@ -66,6 +68,8 @@ CREATE TABLE IF NOT EXISTS result_expiry (destination TEXT PRIMARY KEY, expires_
 CREATE TABLE IF NOT EXISTS markers (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL);
 CREATE TABLE IF NOT EXISTS invalid (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, member TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS invalid_info (
+  queue TEXT NOT NULL, digest TEXT NOT NULL, info TEXT NOT NULL, PRIMARY KEY (queue, digest));
 """
 
 
@@ -232,7 +236,7 @@ class SqliteBroker:
         await self._lease_hooks.run(now)
         return count
 
-    async def quarantine(self, entry: Entry) -> bool:
+    async def quarantine(self, entry: Entry, *, reason: str = "", now: float = 0.0) -> bool:
         def quarantine(c: sqlite3.Connection) -> bool:
             gone = c.execute(
                 "DELETE FROM pending WHERE queue = ? AND member = ?", (entry.queue, entry.member)
@@ -241,6 +245,10 @@ class SqliteBroker:
                 return False
             c.execute(
                 "INSERT INTO invalid (queue, member) VALUES (?, ?)", (entry.queue, entry.member)
+            )
+            c.execute(
+                "INSERT OR REPLACE INTO invalid_info VALUES (?, ?, ?)",
+                (entry.queue, member_digest(entry.member), invalid_info(reason, now)),
             )
             return True
 
@@ -388,6 +396,57 @@ class SqliteBroker:
 
         return await self._tx(revive)
 
+    async def invalid_reasons(self, queue: str) -> dict[str, str]:
+        """The ``<queue>:invalid:info`` hash: member digest -> JSON reason and time."""
+
+        def read(c: sqlite3.Connection) -> dict[str, str]:
+            rows = c.execute("SELECT digest, info FROM invalid_info WHERE queue = ?", (queue,))
+            return dict(rows.fetchall())
+
+        return await self._tx(read)
+
+    # -- inspection (broker.inspect.Inspectable) ---------------------------------------------
+
+    async def queue_counts(self, queues: Sequence[str]) -> list[QueueCounts]:
+        def counts(c: sqlite3.Connection) -> list[QueueCounts]:
+            retries = count_retries(m for (m,) in c.execute("SELECT member FROM retries"))
+            return [
+                QueueCounts(
+                    queue=q,
+                    pending=int(_one(c, "SELECT COUNT(*) FROM pending WHERE queue = ?", q)),
+                    claimed=int(_one(c, "SELECT COUNT(*) FROM claims WHERE queue = ?", q)),
+                    retrying=retries[q],
+                    invalid=int(_one(c, "SELECT COUNT(*) FROM invalid WHERE queue = ?", q)),
+                    oldest_deadline=_one(c, "SELECT MIN(score) FROM pending WHERE queue = ?", q),
+                )
+                for q in queues
+            ]
+
+        return await self._tx(counts)
+
+    async def peek_results(self, destination: str, limit: int) -> list[str]:
+        def peek(c: sqlite3.Connection) -> list[str]:
+            _expire_results(c, destination, time.time())
+            rows = c.execute(
+                "SELECT record FROM results WHERE destination = ? ORDER BY seq LIMIT ?",
+                (destination, max(0, limit)),
+            )
+            return [r for (r,) in rows.fetchall()]
+
+        return await self._tx(peek)
+
+    async def remove_result(self, destination: str, record: str) -> bool:
+        def remove(c: sqlite3.Connection) -> bool:
+            row = c.execute(
+                "SELECT seq FROM results WHERE destination = ? AND record = ? ORDER BY seq LIMIT 1",
+                (destination, record),
+            ).fetchone()
+            if row is not None:
+                c.execute("DELETE FROM results WHERE seq = ?", row)
+            return row is not None
+
+        return await self._tx(remove)
+
     async def ping(self) -> None:
         await self._tx(lambda c: _one(c, "SELECT 1"))
 
@@ -490,7 +549,7 @@ def database_path(options: BrokerOptions) -> str:
     raw = options.url or str(options.settings.get("path") or options.settings.get("url") or "")
     if not raw:
         raise ConfigError("the sqlite transport needs a database path (url or path)", field="url")
-    return sqlite_path(raw)
+    return sqlite_path(check_sqlite_path(raw, field="path"))
 
 
 async def open_sqlite_broker(options: BrokerOptions) -> Broker:

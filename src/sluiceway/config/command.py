@@ -17,7 +17,8 @@ def check_config(
     kind: Annotated[
         str | None,
         typer.Option(
-            help="Document kind, when detection is not wanted (see docs/configuration.md)."
+            help="Document kind, e.g. helm-values (default: detected).",
+            show_default=False,
         ),
     ] = None,
     transport: Annotated[
@@ -31,7 +32,9 @@ def check_config(
     try:
         result = check_file(file, kind=kind, transport=transport)
     except ConfigError as exc:
-        typer.echo(f"error: {file}: {exc}", err=True)
+        message = str(exc)
+        named = message.startswith(f"{file}:")
+        typer.echo(f"error: {message}" if named else f"error: {file}: {message}", err=True)
         raise typer.Exit(1) from None
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -13,6 +13,8 @@ from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.documents import read_documents
 from sluiceway.config.objectives import load_objectives
 from sluiceway.config.processor import (
+    DEFAULT_POOL_ID,
+    TransportConfig,
     load_merge_policy,
     load_pools,
     load_transport_config,
@@ -128,10 +130,21 @@ def _transport_for(doc: Any, transport: str | None) -> str:
     return "redis-sortedset"
 
 
+def _with_pool_notes(loaded: Loaded[TransportConfig]) -> Loaded[TransportConfig]:
+    """A transport config alone cannot show its pools: name the ones a pools file must hold."""
+    notes = [
+        f"queues[{i}].worker_pool_id: pool {q.worker_pool_id!r} must be defined by "
+        "--pool-config-file (only 'default' exists without one)"
+        for i, q in enumerate(loaded.value.all_queues)
+        if q.worker_pool_id != DEFAULT_POOL_ID
+    ]
+    return Loaded(loaded.value, (*loaded.warnings, *notes))
+
+
 def _loader(kind: str, transport: str | None) -> Callable[[Path, list[Any]], Loaded[Any]]:
     loaders: dict[str, Callable[[Path, list[Any]], Loaded[Any]]] = {
-        "transport-config": lambda p, d: load_transport_config(
-            d[0], _transport_for(d[0], transport), env=os.environ
+        "transport-config": lambda p, d: _with_pool_notes(
+            load_transport_config(d[0], _transport_for(d[0], transport), env=os.environ)
         ),
         "pools": lambda p, d: load_pools(d[0]),
         "merge-policy": lambda p, d: load_merge_policy(d[0]),

@@ -15,8 +15,9 @@ from pydantic import Field, field_validator, model_validator
 from sluiceway.config.base import Loaded, StrictModel, join_path, validate_model
 from sluiceway.config.gates import check_gate
 from sluiceway.config.params import FlexFloat, FlexInt, JsonObject
+from sluiceway.config.urls import check_redis_url, check_sqlite_path
 from sluiceway.errors import ConfigError, UnsupportedError
-from sluiceway.wire.lanes import LANE_KEYS
+from sluiceway.wire.lanes import LANE_KEYS, TIERS
 
 __all__ = [
     "DEFAULT_POOL_ID",
@@ -157,6 +158,16 @@ class QueueConfig(_GateCarrier):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/")
 
+    def check(self, path: str) -> list[str]:
+        warnings = super().check(path)
+        tier = self.labels.get("tier")
+        if tier is not None and tier not in TIERS:
+            warnings.append(
+                f"{join_path(path, 'labels', 'tier')}: unknown tier {tier!r} "
+                f"(known: {', '.join(TIERS)}); its requests go to the batch lanes"
+            )
+        return warnings
+
 
 class TransportConfig(StrictModel):
     """A transport config. ``transport`` is set by the loader from ``--transport``.
@@ -217,7 +228,19 @@ class TransportConfig(StrictModel):
             raise ValueError("gcp-pubsub needs project_id and result_topic_id")
         return self
 
+    def _check_address(self, path: str) -> None:
+        if self.transport == "redis-sortedset" and self.url:
+            check_redis_url(self.url, field=join_path(path, "url"))
+        for index, addr in enumerate(self.addrs):
+            if "://" in addr:
+                raise ConfigError(
+                    "give host:port, not a URL", field=join_path(path, "addrs", index)
+                )
+        if self.transport == "sqlite":
+            check_sqlite_path(self.path, field=join_path(path, "path"))
+
     def check(self, path: str) -> list[str]:
+        self._check_address(path)
         names = "subscriber_id" if self.transport == "gcp-pubsub" else "queue_name"
         key = "topics" if self.transport == "gcp-pubsub" else "queues"
         seen_ids: set[str] = set()

@@ -99,13 +99,27 @@ class _Sources:
     pools_path: str = "pools"
     merge_policy: Any = None
     merge_policy_path: str = "merge-policy"
+    # The file (or flag) each document came from, named by its errors.
+    origins: dict[str, str] = field(default_factory=dict)
     scalars: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     url_aliases: tuple[str, ...] = ()
 
 
+def from_file(origin: str | Path | None, exc: ConfigError) -> ConfigError:
+    """``exc`` naming the file (or flag) its document came from, once."""
+    if origin is None or str(exc).startswith(f"{origin}:"):
+        return exc
+    named = type(exc)(f"{origin}: {exc}")
+    named.field = exc.field
+    return named
+
+
 def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
-    loaded = validate_model(HelmValues, read_document(path), path="")
+    try:
+        loaded = validate_model(HelmValues, read_document(path), path="")
+    except ConfigError as exc:
+        raise from_file(path, exc) from None
     ap = loaded.value.ap
     config = dict(ap.transport_config)
     url_secret = config.pop("urlSecret", None)
@@ -128,6 +142,7 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
         pools_path="ap.workerPools",
         merge_policy=ap.request_merge_policy_config,
         merge_policy_path="ap.requestMergePolicyConfig",
+        origins=dict.fromkeys(("transport", "pools", "merge_policy"), str(path)),
         scalars=scalars,
         warnings=warnings,
         url_aliases=(secret_url,) if secret_url else (),
@@ -153,13 +168,17 @@ def _apply_flags(
         except ValueError as exc:
             raise ConfigError(f"not valid JSON: {exc}", field="--transport-config") from None
         sources.transport_config_path = ""
+        sources.origins["transport"] = "--transport-config"
     if transport_config_file is not None:
         sources.transport_config = read_document(transport_config_file)
         sources.transport_config_path = ""
+        sources.origins["transport"] = str(transport_config_file)
     if pool_config_file is not None:
         sources.pools, sources.pools_path = read_document(pool_config_file), ""
+        sources.origins["pools"] = str(pool_config_file)
     if merge_policy_file is not None:
         sources.merge_policy, sources.merge_policy_path = read_document(merge_policy_file), ""
+        sources.origins["merge_policy"] = str(merge_policy_file)
 
 
 def _with_default_pool(pools: list[PoolConfig], concurrency: int) -> tuple[PoolConfig, ...]:
@@ -228,14 +247,24 @@ def load_processor_settings(
     unknown = sorted(set(scalars) - set(_SCALARS))
     if unknown:
         raise ConfigError("unknown setting", field=unknown[0])
-    tc = load_transport_config(
-        sources.transport_config or {},
-        sources.transport,
-        env=env,
-        path=sources.transport_config_path,
-    )
-    pools = load_pools(sources.pools or [], path=sources.pools_path)
-    policy = load_merge_policy(sources.merge_policy, path=sources.merge_policy_path)
+    origins = sources.origins
+    try:
+        tc = load_transport_config(
+            sources.transport_config or {},
+            sources.transport,
+            env=env,
+            path=sources.transport_config_path,
+        )
+    except ConfigError as exc:
+        raise from_file(origins.get("transport"), exc) from None
+    try:
+        pools = load_pools(sources.pools or [], path=sources.pools_path)
+    except ConfigError as exc:
+        raise from_file(origins.get("pools"), exc) from None
+    try:
+        policy = load_merge_policy(sources.merge_policy, path=sources.merge_policy_path)
+    except ConfigError as exc:
+        raise from_file(origins.get("merge_policy"), exc) from None
     settings = ProcessorSettings(
         transport=sources.transport,
         transport_config=tc.value,

@@ -1,38 +1,41 @@
-"""``sluiceway processor``, ``sluiceway publish`` and ``sluiceway results``.
+"""``sluiceway processor``: the async processor, a drop-in for llm-d-async.
 
-``processor`` takes llm-d-async's flags (docs/configuration.md) plus sluiceway's (``--config``,
-``--gate-wait-timeout``, ``--time-scale``, ``--port``). ``publish`` writes exactly the guide's
-``publish()`` entries; ``results`` reads a result list.
+It takes llm-d-async's flags (docs/configuration.md; the deprecated ones of upstream's chart are
+translated with a warning) plus sluiceway's (``--config``, ``--gate-wait-timeout``,
+``--time-scale``, ``--port``, ``--wait-for-broker``, ``--log-format``). ``publish``,
+``results``, ``cancel`` live in :mod:`sluiceway.cli_requests`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sluiceway.errors import ConfigError, SluicewayError
-from sluiceway.options import PortsFile, TimeAnchor, TimeScale, make_clock
+from sluiceway.options import LogFormat, LogLevel, PortsFile, TimeAnchor, TimeScale, make_clock
 
-__all__ = ["guide_member", "register"]
+if TYPE_CHECKING:
+    from sluiceway.config.settings import ProcessorSettings
+    from sluiceway.processor.serve import Endpoints
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
 
 Opt = typer.Option
-Duration = Annotated[str | None, Opt(help="Go duration, e.g. 5m, 30s.")]
+NoDefault = {"show_default": False}
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``processor``, ``publish`` and ``results``."""
+    """Add ``processor``."""
     app.command(
         "processor",
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     )(processor)
-    app.command("publish")(publish)
-    app.command("results")(results)
 
 
 def _seconds(value: str | None, flag: str) -> float | None:
@@ -51,49 +54,110 @@ def _fail(exc: SluicewayError) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _opt(*names: str, help: str, **kw: Any) -> Any:
+    return Opt(*names, help=help, **{**NoDefault, **kw})
+
+
 def processor(
     ctx: typer.Context,
-    transport: Annotated[str | None, Opt("--transport")] = None,
-    transport_config: Annotated[str | None, Opt("--transport-config")] = None,
-    transport_config_file: Annotated[Path | None, Opt("--transport-config-file")] = None,
+    transport: Annotated[
+        str | None,
+        _opt(
+            "--transport",
+            help="redis-sortedset, postgres, gcp-pubsub, sqlite or memory "
+            "(default: redis-sortedset).",
+        ),
+    ] = None,
+    transport_config: Annotated[
+        str | None, _opt("--transport-config", help="Transport config as JSON (default: none).")
+    ] = None,
+    transport_config_file: Annotated[
+        Path | None,
+        _opt("--transport-config-file", help="Transport config file, JSON (default: none)."),
+    ] = None,
     transport_config_watch_interval: Annotated[
-        str | None, Opt("--transport-config-watch-interval")
+        str | None,
+        _opt(
+            "--transport-config-watch-interval",
+            help="Reload the transport config file this often, e.g. 10s (default: never).",
+        ),
     ] = None,
-    pool_config_file: Annotated[Path | None, Opt("--pool-config-file")] = None,
+    pool_config_file: Annotated[
+        Path | None,
+        _opt("--pool-config-file", help="Worker pools file, JSON (default: one default pool)."),
+    ] = None,
     request_merge_policy_config_file: Annotated[
-        Path | None, Opt("--request-merge-policy-config-file", "--request-merge-policy-config")
+        Path | None,
+        _opt(
+            "--request-merge-policy-config-file",
+            "--request-merge-policy-config",
+            help="Merge policy file, JSON (default: random-robin).",
+        ),
     ] = None,
-    config: Annotated[Path | None, Opt("--config", help="Helm values (ap.*) file.")] = None,
-    concurrency: Annotated[int | None, Opt("--concurrency", min=1)] = None,
-    request_timeout: Annotated[str | None, Opt("--request-timeout")] = None,
-    drain_timeout: Annotated[str | None, Opt("--drain-timeout")] = None,
-    gate_wait_timeout: Annotated[str | None, Opt("--gate-wait-timeout")] = None,
-    prometheus_url: Annotated[str | None, Opt("--prometheus-url")] = None,
-    prometheus_cache_ttl: Annotated[str | None, Opt("--prometheus-cache-ttl")] = None,
+    config: Annotated[
+        Path | None, _opt("--config", help="Helm values file (ap.* keys) (default: none).")
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        _opt("--concurrency", min=1, help="Workers of the default pool (default: 64)."),
+    ] = None,
+    request_timeout: Annotated[
+        str | None, _opt("--request-timeout", help="Per HTTP attempt, e.g. 5m (default: 5m).")
+    ] = None,
+    drain_timeout: Annotated[
+        str | None,
+        _opt("--drain-timeout", help="On SIGTERM, time to finish in flight (default: 2m)."),
+    ] = None,
+    gate_wait_timeout: Annotated[
+        str | None,
+        _opt("--gate-wait-timeout", help="Longest wait of a waiting gate (default: 5m)."),
+    ] = None,
+    prometheus_url: Annotated[
+        str | None,
+        _opt("--prometheus-url", help="Prometheus for prometheus-* gates (default: none)."),
+    ] = None,
+    prometheus_cache_ttl: Annotated[
+        str | None,
+        _opt("--prometheus-cache-ttl", help="Reuse a PromQL answer this long (default: 5s)."),
+    ] = None,
     metrics_backlog_poll_interval: Annotated[
-        str | None, Opt("--metrics-backlog-poll-interval", help="Default 15s; 0 disables.")
+        str | None,
+        _opt(
+            "--metrics-backlog-poll-interval",
+            help="Read the backlog gauges this often, 0 disables (default: 15s).",
+        ),
     ] = None,
-    metrics_port: Annotated[int | None, Opt("--metrics-port", min=0)] = None,
-    health_port: Annotated[int | None, Opt("--health-port", min=0)] = None,
-    port: Annotated[int | None, Opt("--port", min=0, help="Serve every endpoint here.")] = None,
-    host: Annotated[str, Opt("--host")] = "127.0.0.1",
+    metrics_port: Annotated[
+        int | None,
+        _opt("--metrics-port", min=0, max=65535, help="Port of /metrics (default: 9090)."),
+    ] = None,
+    health_port: Annotated[
+        int | None,
+        _opt("--health-port", min=0, max=65535, help="Port of /healthz, /readyz (default: 8081)."),
+    ] = None,
+    port: Annotated[
+        int | None,
+        _opt("--port", min=0, max=65535, help="Serve every endpoint on this port (default: off)."),
+    ] = None,
+    host: Annotated[str, Opt("--host", help="Address the endpoints bind to.")] = "127.0.0.1",
     ports_file: PortsFile = None,
+    wait_for_broker: Annotated[
+        float,
+        Opt("--wait-for-broker", min=0, help="Wall seconds to wait for the broker at start-up."),
+    ] = 0.0,
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
-    log_level: Annotated[str, Opt("--log-level", help="debug | info | warning | error")] = "info",
+    log_level: LogLevel = "info",
+    log_format: LogFormat = "text",
 ) -> None:
     """Run the async processor (a drop-in for llm-d-async)."""
-    level = log_level.upper()
-    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-        raise _fail(ConfigError(f"unknown log level {log_level!r}", field="--log-level"))
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from sluiceway.config.flags import check_upstream_flags
     from sluiceway.config.settings import load_processor_settings
+    from sluiceway.observability.logging import configure_logging
     from sluiceway.processor.legacy_flags import parse_legacy_flags
-    from sluiceway.processor.serve import Endpoints, run_processor
-    from sluiceway.processor.specs import DEFAULT_BACKLOG_INTERVAL
 
     try:
+        configure_logging(log_level, log_format)
         legacy = parse_legacy_flags(ctx.args)
         new_surface = config is not None or any(
             flag is not None
@@ -136,128 +200,63 @@ def processor(
         )
         for warning in loaded.warnings:
             typer.echo(f"warning: {warning}", err=True)
-        settings = loaded.value
-        endpoints = Endpoints(
-            host=host,
-            port=port,
-            health_port=settings.health_port,
-            metrics_port=settings.metrics_port,
-            ports_file=ports_file,
-        )
-        services = {
-            "prometheus_url": settings.prometheus_url,
-            "prometheus_cache_ttl": settings.prometheus_cache_ttl,
-        }
+        endpoints = _endpoints(loaded.value, host=host, port=port, ports_file=ports_file)
         clock = make_clock(time_scale, time_anchor)
-        run = run_processor(
-            settings,
-            clock=clock,
-            endpoints=endpoints,
-            services=services,
-            backlog_interval=DEFAULT_BACKLOG_INTERVAL if backlog is None else backlog,
+        asyncio.run(_run(loaded.value, endpoints, clock, wait_for_broker, backlog))
+    except SluicewayError as exc:
+        raise _fail(exc) from None
+
+
+def _endpoints(
+    settings: ProcessorSettings, *, host: str, port: int | None, ports_file: Path | None
+) -> Endpoints:
+    """The endpoints to serve, each port checked free first (one error line naming the flag)."""
+    from sluiceway.ports import check_port_free
+    from sluiceway.processor.serve import Endpoints
+
+    endpoints = Endpoints(
+        host=host,
+        port=port,
+        health_port=settings.health_port,
+        metrics_port=settings.metrics_port,
+        ports_file=ports_file,
+    )
+    # Without --port, a shared health and metrics port is bound once, as "processor".
+    flags = {"processor": "--health-port", "health": "--health-port", "metrics": "--metrics-port"}
+    for name, bound in endpoints.bindings().items():
+        check_port_free(host, bound, flag="--port" if port is not None else flags[name])
+    return endpoints
+
+
+async def _run(
+    settings: ProcessorSettings,
+    endpoints: Endpoints,
+    clock: Any,
+    wait_for: float,
+    backlog: float | None,
+) -> None:
+    from sluiceway.broker.wait import wait_for_broker
+    from sluiceway.config.summary import broker_address, describe_processor
+    from sluiceway.processor.build import open_backend
+    from sluiceway.processor.serve import run_processor
+    from sluiceway.processor.specs import DEFAULT_BACKLOG_INTERVAL
+
+    for line in describe_processor(settings):
+        log.info("%s", line)
+    if wait_for > 0:
+        await wait_for_broker(
+            lambda: open_backend(settings, time_scale=clock.scale, clock=clock),
+            within=wait_for,
+            what=broker_address(settings),
         )
-        asyncio.run(run)
-    except SluicewayError as exc:
-        raise _fail(exc) from None
-
-
-# -- producer commands ------------------------------------------------------------------------
-
-
-def guide_member(team: str, run: str, index: int, *, now: int, deadline: int, model: str) -> str:
-    """One entry exactly as the guide's ``publish()`` shell function writes it."""
-    data = {
-        "id": f"{team}-{run}-{index:04d}",
-        "created": now,
-        "deadline": deadline,
-        "payload": {"model": model, "prompt": "summarize this", "max_tokens": 64},
-        "metadata": {"team": team},
+    services = {
+        "prometheus_url": settings.prometheus_url,
+        "prometheus_cache_ttl": settings.prometheus_cache_ttl,
     }
-    entry = {"internal": {}, "request_kind": "plain", "data": data}
-    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False)
-
-
-Transport = Annotated[str, Opt("--transport", help="redis-sortedset, sqlite or postgres.")]
-Url = Annotated[
-    str | None,
-    Opt("--url", help="Redis URL (default $REDIS_URL), SQLite path or PostgreSQL DSN."),
-]
-
-
-async def _open(transport: str, url: str | None) -> Any:
-    from sluiceway.broker import open_broker
-    from sluiceway.broker.base import BrokerOptions
-
-    if transport == "memory":
-        raise ConfigError("the memory transport lives inside one process", field="--transport")
-    env_url = "DATABASE_URL" if transport == "postgres" else "REDIS_URL"
-    address = url or os.environ.get(env_url) or None
-    return await open_broker(transport, BrokerOptions(url=address))
-
-
-def publish(
-    team: Annotated[str, typer.Argument(help="Team name (metadata.team).")],
-    count: Annotated[int, typer.Argument(min=1)] = 1,
-    queue: Annotated[str | None, Opt("--queue", help="Default: team-<TEAM>.")] = None,
-    ttl: Annotated[int, Opt("--ttl", min=1, help="Seconds until the deadline.")] = 300,
-    model: Annotated[str, Opt("--model", envvar="MODEL")] = "Qwen/Qwen3-32B",
-    transport: Transport = "redis-sortedset",
-    url: Url = None,
-    time_scale: TimeScale = 1.0,
-    time_anchor: TimeAnchor = None,
-) -> None:
-    """Publish COUNT requests for TEAM, as the guide's publish() does; prints the count.
-
-    With ``--time-scale``, give the processor's ``--time-anchor`` so both agree on "now".
-    """
-    clock = make_clock(time_scale, time_anchor)
-
-    async def run() -> int:
-        broker = await _open(transport, url)
-        try:
-            now = int(clock.now())
-            deadline = now + ttl
-            run_id = f"{now}-{os.getpid() % 32768}"
-            entries = [
-                (guide_member(team, run_id, i, now=now, deadline=deadline, model=model), deadline)
-                for i in range(1, count + 1)
-            ]
-            return int(await broker.enqueue(queue or f"team-{team}", entries))
-        finally:
-            await broker.aclose()
-
-    try:
-        typer.echo(asyncio.run(run()))
-    except SluicewayError as exc:
-        raise _fail(exc) from None
-
-
-def results(
-    result_queue: Annotated[
-        str, Opt("--result-queue", help="The guide uses results-list.")
-    ] = "result-list",
-    follow: Annotated[bool, Opt("--follow", help="Keep waiting for new results.")] = False,
-    wait: Annotated[float, Opt("--wait", help="Seconds to wait for each result.")] = 1.0,
-    transport: Transport = "redis-sortedset",
-    url: Url = None,
-) -> None:
-    """Print results (one JSON line each) from a result list, oldest first."""
-
-    async def run() -> None:
-        broker = await _open(transport, url)
-        try:
-            while True:
-                raw = await broker.pop_result(result_queue, wait)
-                if raw is None and not follow:
-                    return
-                if raw is not None:
-                    typer.echo(json.dumps(json.loads(raw)))
-        finally:
-            await broker.aclose()
-
-    try:
-        asyncio.run(run())
-    except SluicewayError as exc:
-        raise _fail(exc) from None
-    except KeyboardInterrupt:
-        pass
+    await run_processor(
+        settings,
+        clock=clock,
+        endpoints=endpoints,
+        services=services,
+        backlog_interval=DEFAULT_BACKLOG_INTERVAL if backlog is None else backlog,
+    )

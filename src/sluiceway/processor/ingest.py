@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
+from sluiceway.broker.keys import member_digest
 from sluiceway.gates.base import (
     CLASSIFICATION_LABEL,
     Decision,
@@ -31,6 +32,7 @@ from sluiceway.gates.base import (
     Verdict,
     budget_allows,
 )
+from sluiceway.observability.logging import outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.pulse import Pulse
@@ -151,12 +153,14 @@ class QueueIngest:
         """Poll until the processor stops; wake on arrivals and finished work."""
         while self._running:
             generation = self._rt.work_changed.generation
+            outage = outage_log(self._rt.broker, "broker", log)
             try:
                 await self.poll_once()
-            except Exception:  # a broker hiccup must not end ingest
-                log.exception("ingest of %s failed; retrying", self._queue.queue_name)
+            except Exception as exc:  # a broker hiccup must not end ingest
+                outage.failed(exc, f"ingest of {self._queue.queue_name}")
                 await self._rt.clock.sleep(self._rt.settings.poll_interval)
                 continue
+            outage.succeeded()
             if not self._running:
                 break
             await self._idle(generation)
@@ -239,6 +243,7 @@ class QueueIngest:
         if await self._is_cancelled(envelope):
             return await self._settle_cancelled(entry, envelope)
         self._rt.metrics.gate_held(self.labels, decision.reason)
+        log.debug("gate held %s in %s: %s", envelope.id, self._queue.queue_name, decision.reason)
         return decision
 
     async def _is_cancelled(self, envelope: Envelope) -> bool:
@@ -263,9 +268,15 @@ class QueueIngest:
 
     async def _bad_entry(self, entry: Entry, exc: EntryError) -> None:
         if not exc.readable:
-            if await self._rt.broker.quarantine(entry):
+            now = self._rt.clock.now()
+            if await self._rt.broker.quarantine(entry, reason=exc.message, now=now):
                 self._rt.metrics.entry_quarantined(self.labels)
-                log.warning("moved unreadable entry of %s aside: %s", entry.queue, exc.message)
+                log.warning(
+                    "moved unreadable entry %s of %s aside to its invalid list: %s",
+                    exc.entry_id or f"sha256:{member_digest(entry.member)}",
+                    entry.queue,
+                    exc.message,
+                )
             return
         record = invalid_entry_result(exc)
         claim = await self._claim(entry, record.id, exc.request_token)
@@ -332,6 +343,7 @@ class QueueIngest:
             else:
                 await self._buffer(candidate, outcome.claim)
                 admitted += 1
+                log.debug("claimed %s from %s", candidate.envelope.id, self._queue.queue_name)
         return admitted, lost
 
     async def _buffer(self, candidate: Candidate, claim: Claim) -> None:

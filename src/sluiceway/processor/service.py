@@ -309,10 +309,18 @@ class Processor:
         self.rt.stopping = True
         self.rt.work_changed.fire()
         await asyncio.gather(*self._ingest_tasks.values(), return_exceptions=True)
-        await self._release_buffered()
-        await self._finish_in_flight(
+        buffered = await self._release_buffered()
+        in_flight = len(self.rt.book)
+        log.info(
+            "draining: %d in flight, %d buffered returned to their queues", in_flight, buffered
+        )
+        aborted = await self._finish_in_flight(
             self.settings.drain_timeout if drain_timeout is None else drain_timeout
         )
+        log.info(
+            "drained: %d finished, %d returned to their queues (%d buffered, %d aborted)",
+            in_flight - aborted, buffered + aborted, buffered, aborted,
+        )  # fmt: skip
         await stop_tasks(self._background)
         await self._upstream.aclose()
         for gate in self._gates:
@@ -321,21 +329,25 @@ class Processor:
         self._stopped.set()
         log.info("processor stopped")
 
-    async def _release_buffered(self) -> None:
+    async def _release_buffered(self) -> int:
         recorder = Recorder(self.rt)
+        released = 0
         for pool in self.pools.values():
             for item in await pool.close():
                 self.metrics.unbuffered(item.labels)
                 await recorder.release(item)
+                released += 1
+        return released
 
     def force_stop(self) -> None:
         """End a drain now (a second SIGTERM / SIGINT): in-flight calls are aborted and their
         entries returned to their queues with the retry count unchanged."""
         self._forced.set()
 
-    async def _finish_in_flight(self, drain_timeout: float) -> None:
+    async def _finish_in_flight(self, drain_timeout: float) -> int:
+        """Wait for in-flight work; returns how many requests were aborted and returned."""
         if not self._workers:
-            return
+            return 0
         finished = asyncio.ensure_future(asyncio.wait(self._workers))
         forced = asyncio.ensure_future(self._forced.wait())
         try:
@@ -348,12 +360,15 @@ class Processor:
             for waiter in (finished, forced):
                 waiter.cancel()
         pending = [task for task in self._workers if not task.done()]
-        if pending:
-            why = "forced stop" if self._forced.is_set() else "drain timeout"
-            log.warning("%s: returning %d in-flight requests to their queues", why, len(pending))
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        if not pending:
+            return 0
+        aborted = len(self.rt.book)
+        why = "forced stop" if self._forced.is_set() else "drain timeout"
+        log.warning("%s: returning %d in-flight requests to their queues", why, aborted)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        return aborted
 
     async def wait_idle(self) -> None:
         """Return once there is nothing left to do now: every running ingest has read its

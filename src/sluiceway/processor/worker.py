@@ -15,10 +15,11 @@ from collections.abc import Coroutine
 from typing import Any
 
 from sluiceway.gates.base import CLASSIFICATION_LABEL, Decision, Verdict, budget_allows
+from sluiceway.observability.logging import named_outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.headers import build_headers, build_url
 from sluiceway.processor.metrics import QueueLabels
-from sluiceway.processor.outcome import Attempt, Finish, decide
+from sluiceway.processor.outcome import Attempt, AttemptKind, Finish, decide
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.results import (
@@ -184,6 +185,7 @@ class Worker:
             policy=self._rt.settings.merge.headers,
         )
         budget = min(self._rt.settings.request_timeout, item.deadline - self._rt.clock.now())
+        log.debug("dispatching %s to %s (lane %s)", item.request_id, url, item.lane.key)
         send = self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
         return await self._await_attempt(item, send)
 
@@ -221,13 +223,17 @@ class Worker:
     async def record(self, item: WorkItem, attempt: Attempt) -> None:
         """Finish with a result or park a retry, per the outcome rules."""
         memory = self._rt.memory.get(item.request_id, item.token)
+        upstream = named_outage_log(f"upstream {item.queue.igw_base_url}", log)
         if attempt.answer is not None:
             memory.last_answer, memory.connect_errors = attempt.answer, 0
             status = attempt.answer.status
             tokens = usage_tokens(attempt.answer.body) if status < 400 else None
             self._rt.metrics.answered(item.labels, status, tokens)
+            upstream.succeeded()
         else:
             memory.connect_errors += 1
+            if attempt.kind is AttemptKind.CONNECT_ERROR:
+                upstream.failed(ConnectionError(attempt.error), f"dispatch of {item.request_id}")
         step = decide(
             attempt,
             request_id=item.request_id,
@@ -241,8 +247,13 @@ class Worker:
             jitter=self._rt.rng.random(),
         )
         if isinstance(step, Finish):
-            await self._recorder.result(item, step.result, step.counter)
+            result = step.result
+            log.debug("result of %s: %s %s", item.request_id, step.counter,
+                      result.status_code or result.error_code)  # fmt: skip
+            await self._recorder.result(item, result, step.counter)
         else:
+            why = attempt.error or (f"HTTP {attempt.answer.status}" if attempt.answer else "")
+            log.debug("retrying %s in %.2f s: %s", item.request_id, step.delay, why)
             await self._recorder.retry(item, step.delay)
 
     async def _cancelled(self, item: WorkItem) -> bool:

@@ -30,41 +30,180 @@ def register(app: typer.Typer) -> None:
 
 def sim(
     port: Port = 0,
-    instances: Annotated[int, Opt("--instances", min=1, help="Engines, one port each.")] = 1,
+    instances: Annotated[
+        int, Opt("--instances", min=1, help="Engines, one port each (from --port up).")
+    ] = 1,
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
     ports_file: PortsFile = None,
-    host: Annotated[str, Opt("--host")] = "127.0.0.1",
-    seed: Annotated[int, Opt("--seed")] = 0,
-    profile: Annotated[str, Opt("--profile", help="guide-pool | h100-8b | default")] = "default",
-    model: Annotated[str | None, Opt("--model")] = None,
-    max_num_seqs: Annotated[int | None, Opt("--max-num-seqs")] = None,
-    max_model_len: Annotated[int | None, Opt("--max-model-len")] = None,
-    block_size: Annotated[int | None, Opt("--block-size")] = None,
-    num_gpu_blocks: Annotated[int | None, Opt("--num-gpu-blocks")] = None,
-    scheduling_policy: Annotated[str | None, Opt("--scheduling-policy")] = None,
-    max_waiting_queue_length: Annotated[int | None, Opt("--max-waiting-queue-length")] = None,
-    time_to_first_token: Annotated[str | None, Opt("--time-to-first-token")] = None,
-    inter_token_latency: Annotated[str | None, Opt("--inter-token-latency")] = None,
-    time_to_first_token_std_dev: Annotated[str | None, Opt("--time-to-first-token-std-dev")] = None,
-    inter_token_latency_std_dev: Annotated[str | None, Opt("--inter-token-latency-std-dev")] = None,
-    prefill_overhead: Annotated[str | None, Opt("--prefill-overhead")] = None,
-    prefill_time_per_token: Annotated[str | None, Opt("--prefill-time-per-token")] = None,
-    time_factor_under_load: Annotated[float | None, Opt("--time-factor-under-load")] = None,
-    failure_injection_rate: Annotated[float | None, Opt("--failure-injection-rate")] = None,
-    failure_types: Annotated[list[str] | None, Opt("--failure-types")] = None,
-    failure_retry_after: Annotated[str | None, Opt("--failure-retry-after")] = None,
-    label_header: Annotated[list[str] | None, Opt("--label-header")] = None,
-    eos_probability: Annotated[float | None, Opt("--eos-probability")] = None,
-    no_prefix_caching: Annotated[bool, Opt("--no-enable-prefix-caching")] = False,
+    host: Annotated[str, Opt("--host", help="Address to bind.")] = "127.0.0.1",
+    seed: Annotated[int, Opt("--seed", help="Random seed of the engines.")] = 0,
+    profile: Annotated[
+        str, Opt("--profile", help="Timing and capacity preset: guide-pool, h100-8b or default.")
+    ] = "default",
+    model: Annotated[
+        str | None,
+        Opt("--model", help="Served model name (default: from --profile).", show_default=False),
+    ] = None,
+    max_num_seqs: Annotated[
+        int | None,
+        Opt(
+            "--max-num-seqs",
+            help="Requests running at once per engine (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    max_model_len: Annotated[
+        int | None,
+        Opt(
+            "--max-model-len",
+            help="Longest prompt plus output, in tokens (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    block_size: Annotated[
+        int | None,
+        Opt(
+            "--block-size",
+            help="Tokens per KV-cache block (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    num_gpu_blocks: Annotated[
+        int | None,
+        Opt(
+            "--num-gpu-blocks",
+            help="KV-cache blocks per engine (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    scheduling_policy: Annotated[
+        str | None,
+        Opt(
+            "--scheduling-policy",
+            help="fcfs or priority (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    max_waiting_queue_length: Annotated[
+        int | None,
+        Opt(
+            "--max-waiting-queue-length",
+            help="Waiting requests before 429s (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    time_to_first_token: Annotated[
+        str | None,
+        Opt(
+            "--time-to-first-token",
+            help="Mean TTFT, e.g. 120ms (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    inter_token_latency: Annotated[
+        str | None,
+        Opt(
+            "--inter-token-latency",
+            help="Mean time between tokens, e.g. 30ms (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    time_to_first_token_std_dev: Annotated[
+        str | None,
+        Opt(
+            "--time-to-first-token-std-dev",
+            help="Standard deviation of TTFT (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    inter_token_latency_std_dev: Annotated[
+        str | None,
+        Opt(
+            "--inter-token-latency-std-dev",
+            help="Standard deviation of the inter-token latency (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    prefill_overhead: Annotated[
+        str | None,
+        Opt(
+            "--prefill-overhead",
+            help="Fixed prefill time per request (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    prefill_time_per_token: Annotated[
+        str | None,
+        Opt(
+            "--prefill-time-per-token",
+            help="Prefill time per prompt token (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    time_factor_under_load: Annotated[
+        float | None,
+        Opt(
+            "--time-factor-under-load",
+            help="Latency factor when the engine is full (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    failure_injection_rate: Annotated[
+        float | None,
+        Opt(
+            "--failure-injection-rate",
+            help="Share of requests failed on purpose, 0-1 (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    failure_types: Annotated[
+        list[str] | None,
+        Opt(
+            "--failure-types",
+            help="Injected failure kinds, repeatable (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    failure_retry_after: Annotated[
+        str | None,
+        Opt(
+            "--failure-retry-after",
+            help="Retry-After of injected 429s (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    label_header: Annotated[
+        list[str] | None,
+        Opt(
+            "--label-header",
+            help="Header whose value labels metrics, repeatable (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    eos_probability: Annotated[
+        float | None,
+        Opt(
+            "--eos-probability",
+            help="Chance per token of ending early (default: from --profile).",
+            show_default=False,
+        ),
+    ] = None,
+    no_prefix_caching: Annotated[
+        bool, Opt("--no-enable-prefix-caching", help="Turn prefix caching off (default: on).")
+    ] = False,
 ) -> None:
     """Serve simulated vLLM model servers on loopback (or --host)."""
     given = {k: v for k, v in locals().items() if v is not None}
+    from sluiceway.ports import check_port_free
+
     try:
         config = _config(given)
+        for offset in range(instances if port else 0):
+            check_port_free(host, port + offset, flag="--port")
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise typer.Exit(2) from None
     from sluiceway.sim.serve_forever import run
 
     clock = make_clock(time_scale, time_anchor)

@@ -96,7 +96,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
             "flowControl.priorityBands[0].fairnessPolicyRef",
         ),
         ("unknown.yaml", "colour: red\n", "not a configuration document"),
-        ("broken.yaml", "a: [1, 2\n", "not valid JSON or YAML"),
+        ("broken.yaml", "a: [1, 2\n", "not valid YAML"),
     ],
 )
 def test_bad_documents_fail_naming_the_field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from sluiceway.cli import _register_all, app
+from sluiceway.cli import app, register_all
 
 
 @pytest.mark.parametrize(
@@ -19,7 +19,7 @@ from sluiceway.cli import _register_all, app
     ],
 )
 def test_bad_flags_exit_2_naming_the_option(args: list[str], flag: str) -> None:
-    _register_all()
+    register_all()
     result = CliRunner().invoke(app, ["sim", *args])
     assert result.exit_code == 2
     assert flag in result.output

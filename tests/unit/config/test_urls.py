@@ -1,0 +1,47 @@
+"""Address checks: Redis schemes, http upstreams, SQLite paths, masked credentials."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluiceway.config.urls import (
+    check_http_url,
+    check_redis_url,
+    check_sqlite_path,
+    mask_credentials,
+)
+from sluiceway.errors import ConfigError
+
+
+@pytest.mark.parametrize("url", ["redis://h:6379/0", "rediss://u:p@h:6380", "unix:///tmp/r.sock"])
+def test_redis_urls_with_a_scheme_pass(url: str) -> None:
+    assert check_redis_url(url, field="url") == url
+
+
+def test_a_redis_address_without_scheme_names_the_field_and_suggests_one() -> None:
+    with pytest.raises(ConfigError) as info:
+        check_redis_url("127.0.0.1:6379", field="--url")
+    assert info.value.field == "--url" and "redis://127.0.0.1:6379" in str(info.value)
+
+
+def test_upstreams_need_http() -> None:
+    assert check_http_url("https://x", field="f") == "https://x"
+    with pytest.raises(ConfigError):
+        check_http_url("ftp://x", field="f")
+
+
+@pytest.mark.parametrize("path", ["q.db", "/var/lib/q.db", "sqlite:///tmp/q.db", ":memory:"])
+def test_sqlite_paths_pass(path: str) -> None:
+    assert check_sqlite_path(path, field="path") == path
+
+
+@pytest.mark.parametrize("path", ["redis://127.0.0.1:6379/0", "http://x/q.db"])
+def test_url_looking_sqlite_paths_are_refused(path: str) -> None:
+    with pytest.raises(ConfigError, match="looks like a URL"):
+        check_sqlite_path(path, field="path")
+
+
+def test_passwords_are_masked_and_the_rest_kept() -> None:
+    assert mask_credentials("redis://:s3cret@h:6379/0") == "redis://:***@h:6379/0"
+    assert mask_credentials("redis://app:s3cret@h/1") == "redis://app:***@h/1"
+    assert mask_credentials("redis://h:6379/0") == "redis://h:6379/0"
