@@ -12,7 +12,15 @@ import typer
 
 from sluiceway.clock import Clock
 from sluiceway.errors import SluicewayError
-from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+from sluiceway.options import (
+    LogFormat,
+    LogLevel,
+    Port,
+    PortsFile,
+    TimeAnchor,
+    TimeScale,
+    make_clock,
+)
 
 __all__ = ["register"]
 
@@ -36,7 +44,10 @@ class _Serving:
 
 def coordinator(
     config: Annotated[
-        Path, typer.Option("--config", help="Coordinator config file (YAML or JSON).")
+        Path,
+        typer.Option(
+            "--config", help="Coordinator config file, YAML or JSON (required, no default)."
+        ),
     ],
     port: Port = 8080,
     host: Annotated[str, typer.Option("--host", help="Address to bind. [default: 127.0.0.1]")] = (
@@ -51,14 +62,17 @@ def coordinator(
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
     ports_file: PortsFile = None,
+    log_level: LogLevel = "info",
+    log_format: LogFormat = "text",
 ) -> None:
     """Serve the coordinator that CONFIG describes."""
     from sluiceway.config.coordinator import load_coordinator_config
     from sluiceway.config.documents import read_document
+    from sluiceway.observability.logging import configure_logging
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     serving = _Serving(host, port, max_body_bytes, drain_timeout, ports_file)
     try:
+        configure_logging(log_level, log_format)
         loaded = load_coordinator_config(read_document(config))
         for warning in loaded.warnings:
             log.warning("%s: %s", config, warning)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from sluiceway.errors import ConfigError, SluicewayError
-from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
+from sluiceway.options import (
+    LogFormat,
+    LogLevel,
+    Port,
+    PortsFile,
+    TimeAnchor,
+    TimeScale,
+    make_clock,
+)
 
 if TYPE_CHECKING:
     from sluiceway.clock import Clock
@@ -60,14 +67,19 @@ def _seconds(value: str, flag: str) -> float:
 
 def router(
     config: Annotated[
-        Path | None, Opt("--config", help="EndpointPickerConfig or router values.")
+        Path | None,
+        Opt("--config", help="EndpointPickerConfig or router values file (default: none)."),
     ] = None,
     endpoints: Annotated[
-        str | None, Opt("--endpoints", help="Model server URLs, comma separated.")
+        str | None,
+        Opt("--endpoints", help="Model server URLs, comma separated (default: none)."),
     ] = None,
-    endpoints_file: Annotated[Path | None, Opt("--endpoints-file", help="One URL a line.")] = None,
+    endpoints_file: Annotated[
+        Path | None, Opt("--endpoints-file", help="File with one URL a line (default: none).")
+    ] = None,
     objectives: Annotated[
-        Path | None, Opt("--objectives", help="InferenceObjective file or directory.")
+        Path | None,
+        Opt("--objectives", help="InferenceObjective file or directory (default: none)."),
     ] = None,
     kube_objectives: Annotated[
         bool, Opt("--kube-objectives", help="Watch InferenceObjective resources (k8s extra).")
@@ -76,11 +88,17 @@ def router(
         str | None, Opt("--namespace", help="Namespace to watch (default: all).")
     ] = None,
     pool_name: Annotated[
-        str | None, Opt("--pool-name", help="Only objectives for this pool.")
+        str | None, Opt("--pool-name", help="Only objectives for this pool (default: all).")
     ] = None,
-    drain_timeout: Annotated[str, Opt("--drain-timeout")] = "30s",
-    health_interval: Annotated[str, Opt("--health-interval")] = "1s",
-    prefix_affinity: Annotated[bool, Opt("--prefix-affinity")] = False,
+    drain_timeout: Annotated[
+        str, Opt("--drain-timeout", help="On SIGTERM, time running streams get to finish.")
+    ] = "30s",
+    health_interval: Annotated[
+        str, Opt("--health-interval", help="How often each endpoint's health is checked.")
+    ] = "1s",
+    prefix_affinity: Annotated[
+        bool, Opt("--prefix-affinity", help="Prefer the endpoint that served a prompt's prefix.")
+    ] = False,
     metrics_scrape_interval: Annotated[
         str,
         Opt(
@@ -88,26 +106,30 @@ def router(
             help="Scrape each endpoint's /metrics this often (0: use the router's own counts).",
         ),
     ] = "0",
-    host: Annotated[str, Opt("--host")] = "127.0.0.1",
+    host: Annotated[str, Opt("--host", help="Address to bind.")] = "127.0.0.1",
     port: Port = 8081,
     ports_file: PortsFile = None,
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
-    log_level: Annotated[str, Opt("--log-level")] = "info",
+    log_level: LogLevel = "info",
+    log_format: LogFormat = "text",
     coordinator_config: Annotated[
         Path | None,
         Opt(
             "--coordinator-config",
-            help="Also serve the coordinator of this file on the same port (in process).",
+            help="Also serve the coordinator of this file on the same port, in process "
+            "(default: none).",
         ),
     ] = None,
 ) -> None:
     """Run the router: flow control in front of a pool of model servers."""
-    level = log_level.upper()
-    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
-        typer.echo(f"error: --log-level: unknown level {log_level!r}", err=True)
-        raise typer.Exit(2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from sluiceway.observability.logging import configure_logging
+
+    try:
+        configure_logging(log_level, log_format)
+    except SluicewayError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     from sluiceway.router.build import build_router, load_picker_config
     from sluiceway.router.objective_files import apply_objectives, watch_objective_path
     from sluiceway.router.objectives import ObjectiveTable

@@ -55,7 +55,8 @@ async def test_an_operator_upgrade_then_a_processor_start_agree(postgres_dsn: st
 async def test_publish_and_results_over_postgres(postgres_dsn: str) -> None:
     published = cli("publish", "batch", "2", "--transport", "postgres", "--url", postgres_dsn)
     assert published.returncode == 0, published.stderr
-    assert published.stdout.strip() == "2"
+    ids = published.stdout.split()
+    assert len(ids) == 2 and all(i.startswith("batch-") for i in ids)
     broker = await open_postgres_broker(BrokerOptions(url=postgres_dsn))
     try:
         entries = await broker.peek("team-batch", 5)

@@ -18,7 +18,7 @@ def test_json_and_yaml_forms() -> None:
 
 
 def test_bad_text_names_its_source() -> None:
-    with pytest.raises(ConfigError, match=r"values\.yaml: not valid JSON or YAML"):
+    with pytest.raises(ConfigError, match=r"values\.yaml: not valid YAML"):
         parse_documents("a: [1,\n", source="values.yaml")
 
 
