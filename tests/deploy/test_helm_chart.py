@@ -234,3 +234,28 @@ def test_the_chart_holds_no_template_for_a_kind_it_cannot_validate() -> None:
         line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("kind:")
     }
     assert kinds <= BUILT_IN | {"InferenceObjective"}
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"simulator": {"replicas": "two"}}, "/simulator/replicas"),
+        ({"processor": {"colour": "blue"}}, "colour"),
+        ({"sluicewayRouter": {"endpoints": ["vllm-0:8000"]}}, "/sluicewayRouter/endpoints/0"),
+        ({"objectives": {"items": [{"name": "x"}]}}, "priority"),
+    ],
+)
+def test_bad_chart_values_fail_at_install_naming_the_field(
+    values: dict[str, Any], field: str
+) -> None:
+    helm = pytest.importorskip("helm_python", reason="needs helm-python-sdk (deploy-test extra)")
+    with pytest.raises(helm.HelmValuesError, match=field):
+        render(values)
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_helm_lint_finds_nothing_above_info(name: str) -> None:
+    helm = pytest.importorskip("helm_python", reason="needs helm-python-sdk (deploy-test extra)")
+    report = helm.lint(str(CHART), values=user_values(name), strict=True)
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] > 1] == []
