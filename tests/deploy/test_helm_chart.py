@@ -8,6 +8,7 @@ tests skip with the reason, and the values-derived configs are still checked.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -259,3 +260,49 @@ def test_helm_lint_finds_nothing_above_info(name: str) -> None:
     report = helm.lint(str(CHART), values=user_values(name), strict=True)
     assert report["errors"] == []
     assert [m for m in report["messages"] if m["severity"] > 1] == []
+
+
+def _cli_commands() -> dict[str, Any]:
+    import typer
+
+    from sluiceway import cli
+
+    app = typer.Typer()
+    for name in cli._COMMAND_MODULES:
+        __import__(name, fromlist=["register"]).register(app)
+    with contextlib.suppress(ImportError):  # the router's command, once it is part of the CLI
+        __import__("sluiceway.router.command", fromlist=["register"]).register(app)
+    group = typer.main.get_command(app)
+    return dict(group.commands)  # type: ignore[attr-defined]
+
+
+def _parse_container_args(docs: list[dict[str, Any]]) -> set[str]:
+    """Parse each sluiceway container's args with its command; the commands parsed."""
+    commands = _cli_commands()
+    checked = set()
+    for doc in docs:
+        if doc["kind"] not in ("Deployment", "StatefulSet"):
+            continue
+        for container in doc["spec"]["template"]["spec"]["containers"]:
+            args = container.get("args", [])
+            if container["image"].startswith("redis:") or args[0] not in commands:
+                continue
+            ctx = commands[args[0]].make_context(args[0], list(args[1:]))
+            assert ctx.args == [], (args[0], ctx.args)
+            checked.add(args[0])
+    return checked
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_container_args_parse_with_the_real_commands(name: str) -> None:
+    """Every flag the chart passes exists and has a valid value, per the installed CLI."""
+    checked = _parse_container_args(render(user_values(name)))
+    assert "processor" in checked
+    if name == "defaults":
+        assert {"processor", "coordinator", "sim"} <= checked
+
+
+def test_a_bad_extra_arg_fails_to_parse() -> None:
+    docs = render({"processor": {"extraArgs": ["--metrics-port=abc"]}})
+    with pytest.raises(Exception, match="valid integer"):  # the CLI's BadParameter
+        _parse_container_args(docs)
