@@ -306,3 +306,14 @@ def test_a_bad_extra_arg_fails_to_parse() -> None:
     docs = render({"processor": {"extraArgs": ["--metrics-port=abc"]}})
     with pytest.raises(Exception, match="valid integer"):  # the CLI's BadParameter
         _parse_container_args(docs)
+
+
+def test_our_redis_wakes_the_coordinator_and_the_processor() -> None:
+    """Keyspace events for lists (held waits) and sorted sets (arrivals)."""
+    from sluiceway.broker.wakeup import WakeMode, mode_for_flags
+
+    redis = next(d for d in render({}) if d["metadata"]["name"] == "redis")
+    args = redis["spec"]["template"]["spec"]["containers"][0]["args"]
+    flags = args[args.index("--notify-keyspace-events") + 1]
+    assert "K" in flags and "l" in flags
+    assert mode_for_flags(flags) is WakeMode.EVENTS
