@@ -317,3 +317,18 @@ def test_our_redis_wakes_the_coordinator_and_the_processor() -> None:
     flags = args[args.index("--notify-keyspace-events") + 1]
     assert "K" in flags and "l" in flags
     assert mode_for_flags(flags) is WakeMode.EVENTS
+
+
+def test_sluiceway_containers_run_unprivileged() -> None:
+    docs = render({})
+    containers = [
+        c
+        for d in docs
+        if d["kind"] in ("Deployment", "StatefulSet")
+        for c in d["spec"]["template"]["spec"]["containers"]
+        if c["image"].startswith("ghcr.io/sluiceway/")
+    ]
+    assert len(containers) == 4
+    for container in containers:
+        assert container["securityContext"]["runAsNonRoot"] is True
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False

@@ -41,3 +41,12 @@ annotations:
 {{ join "," $urls }}
 {{- end -}}
 {{- end -}}
+
+{{/* Container security of the sluiceway image (it runs as an unprivileged user). */}}
+{{- define "sluiceway.securityContext" -}}
+securityContext:
+  runAsNonRoot: true
+  allowPrivilegeEscalation: false
+  capabilities:
+    drop: ["ALL"]
+{{- end -}}
