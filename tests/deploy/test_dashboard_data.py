@@ -1,7 +1,8 @@
 """The dashboard against live exporters: a simulator, a processor with Scenario C's saturation
 gate and a coordinator, on a private Redis, scraped by a private Prometheus. After a short load
 every query of the processor, gate, coordinator and model pool rows returns data, except the
-few listed below with the reason they stay empty in this run.
+few listed below with the reason they stay empty in this run, and none of the alert rules
+fires; with the gate's Prometheus unreachable, the blind-gate alert does.
 
 The router row is evaluated by the demo's run, where the router is part of the stack.
 """
@@ -29,6 +30,7 @@ from .processes import sluiceway
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "grafana" / "sluiceway.json"
 EXAMPLES = ROOT / "deploy" / "examples"
+ALERT_RULES = ROOT / "deploy" / "prometheus" / "alerts.yaml"
 LIVE_ROWS = {
     "Processor: lanes and quotas",
     "Gates and their signals",
@@ -100,12 +102,15 @@ def _coordinator_config(folder: Path, sim: str, redis: RedisServer) -> Path:
     return path
 
 
-def _scrape(server: PrometheusServer, targets: list[str]) -> None:
-    """Point the running Prometheus at ``targets`` (they exist only after it started)."""
+def _scrape(server: PrometheusServer, targets: list[str], rules: Path | None = None) -> None:
+    """Point the running Prometheus at ``targets`` (they exist only after it started) and,
+    given ``rules``, have it evaluate that rule file."""
     quoted = ", ".join(f"'{t}'" for t in targets)
+    rule_files = f"rule_files: ['{rules}']\n" if rules else ""
     server.config_file.write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        "scrape_configs:\n  - job_name: sluiceway\n"
+        + rule_files
+        + "scrape_configs:\n  - job_name: sluiceway\n"
         f"    static_configs:\n      - targets: [{quoted}]\n"
         "        labels: {inference_pool: llm-d-router}\n"
     )
@@ -165,7 +170,7 @@ def test_dashboard_queries_return_data_from_live_exporters(
             sluiceway(tmp_path, "processor", "processor", "--config", str(values), env=env) as proc,
             sluiceway(tmp_path, "coordinator", "coordinator", "--config", str(coord_config)) as co,
         ):
-            _scrape(prom, [_hostport(u) for u in (sim, proc, co)])
+            _scrape(prom, [_hostport(u) for u in (sim, proc, co)], rules=ALERT_RULES)
             _wait_for(lambda: _value(prom, "sum(up)") == 3, "three targets up")
             _wait_for(lambda: _value(prom, GATE_SIGNAL) is not None, "the gate's signal")
             _publish(redis_server)
@@ -177,4 +182,36 @@ def test_dashboard_queries_return_data_from_live_exporters(
             born = "min(count_over_time(sluiceway_coordinator_requests_total[1m]))"
             _wait_for(lambda: (_value(prom, born) or 0) >= 2, "two scrapes of the coordinator")
             empty = [(t, r) for t, r, e in _targets() if not _query(prom, e)]
+            alerts = _query(prom, "ALERTS")
     assert sorted(empty) == sorted(EXPECTED_EMPTY)
+    assert alerts == []  # a healthy run raises none of sluiceway's alerts
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.prometheus
+def test_a_blind_gate_raises_its_alert_on_a_real_prometheus(
+    tmp_path: Path,
+    redis_server: RedisServer,
+    prometheus_factory: Callable[..., PrometheusServer],
+) -> None:
+    """Prometheus loads deploy/prometheus/alerts.yaml; a processor whose gate cannot reach its
+    Prometheus exports ``gate_metric_source_available 0`` and the alert goes pending."""
+    from sluiceway.ports import free_port
+
+    env = {**os.environ, "REDIS_URL": redis_server.url}
+    sim_args = ["sim", "--profile", "guide-pool", "--model", "Qwen/Qwen3-32B", "--time-scale", "4"]
+    with sluiceway(tmp_path, "sim", *sim_args) as sim:
+        prom = prometheus_factory([])
+        nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens: the gate is blind
+        values = _processor_values(tmp_path, sim, redis_server, nowhere)
+        with sluiceway(
+            tmp_path, "processor", "processor", "--config", str(values), env=env
+        ) as proc:
+            _scrape(prom, [_hostport(proc)], rules=ALERT_RULES)
+            _publish(redis_server)
+            pending = 'ALERTS{alertname="SluicewayGateBlind", alertstate="pending"}'
+            _wait_for(lambda: bool(_query(prom, pending)), "the blind-gate alert")
+            (alert,) = _query(prom, pending)
+    assert alert["metric"]["pool_name"] == "teams"
+    assert alert["metric"]["severity"] == "warning"
