@@ -164,6 +164,8 @@ def test_dashboard_queries_return_data_from_live_exporters(
         prom = prometheus_factory(
             [_hostport(sim)], target_labels={"inference_pool": "llm-d-router"}
         )
+        # The gate's first read must see the signal, or it starts open on its fallback.
+        _wait_for(lambda: _value(prom, GATE_SIGNAL) is not None, "the gate's signal")
         values = _processor_values(tmp_path, sim, redis_server, prom.url)
         coord_config = _coordinator_config(tmp_path, sim, redis_server)
         with (
@@ -172,7 +174,6 @@ def test_dashboard_queries_return_data_from_live_exporters(
         ):
             _scrape(prom, [_hostport(u) for u in (sim, proc, co)], rules=ALERT_RULES)
             _wait_for(lambda: _value(prom, "sum(up)") == 3, "three targets up")
-            _wait_for(lambda: _value(prom, GATE_SIGNAL) is not None, "the gate's signal")
             _publish(redis_server)
             _coordinator_calls(co)
             total = sum(PUBLISHED.values())
