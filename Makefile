@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 SYSTEM_STAMP := $(VENV)/.system-services
 XDIST ?= 2
 
@@ -16,6 +17,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[redis,postgres,bench,dev,k8s,pubsub]'
 	touch $(STAMP)
 
+# The chart-rendering test extra is large, so only the test target installs it.
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[deploy-test]'
+	touch $(TEST_STAMP)
+
 # Installs redis-server and prometheus from Debian when missing and running as root.
 system-deps:
 	@bash scripts/install-system-deps.sh
@@ -23,7 +29,7 @@ system-deps:
 demo: $(STAMP)
 	$(BIN)/sluiceway demo
 
-test: $(STAMP) system-deps
+test: $(TEST_STAMP) system-deps
 	$(BIN)/pytest -n $(XDIST) -m "not serial" tests
 	$(BIN)/pytest -p no:xdist -m serial tests
 
