@@ -1,4 +1,4 @@
-"""Connecting to Redis: clients from URLs, the wake-up mode, and the test-only fault hook.
+"""Connecting to Redis: clients from URLs and the wake-up mode.
 
 ``connect_redis`` builds a redis-py asyncio client (hiredis parser) for standalone, cluster or
 sentinel deployments; AUTH, TLS and DB come from the URL. ``make_waker`` picks the wake-up mode

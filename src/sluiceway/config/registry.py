@@ -47,7 +47,7 @@ GATE_TYPES: Final[frozenset[str]] = frozenset(
         "wait-on-refuse",
         "tier-priority-admission",
         "redis-leased-rate",
-        # newer upstream type, known but not built (it belongs to the Postgres transport)
+        # newer upstream type; needs --transport postgres (its store is the broker's database)
         "sql-quota",
     }
 )
