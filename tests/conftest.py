@@ -1,21 +1,24 @@
-"""Shared fixtures: private Redis, Prometheus and Pub/Sub emulator (docs/design-rules.md rule 3).
+"""Shared fixtures: private Redis, Prometheus, PostgreSQL and Pub/Sub emulator (design rule 3).
 
 A missing binary skips the test locally and fails it under SLUICEWAY_REQUIRE_SERVICES=1.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from typing import Any
 
 import pytest
 
 from sluiceway.localservices import (
+    PostgresServer,
     PrometheusServer,
     PubSubEmulator,
     RedisServer,
     ServiceUnavailable,
+    private_postgres,
     private_prometheus,
     private_pubsub_emulator,
     private_redis,
@@ -103,3 +106,34 @@ def prometheus_factory() -> Iterator[Callable[..., PrometheusServer]]:
             return server
 
         yield start
+
+
+_database_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A private PostgreSQL server (missing binaries: skip, or fail when services are required;
+    binaries present but the server does not start: always a failure)."""
+    with ExitStack() as stack:
+        try:
+            server = stack.enter_context(private_postgres())
+        except ServiceUnavailable as exc:
+            if services_required():
+                pytest.fail(f"required service missing: {exc}")
+            pytest.skip(str(exc))
+        yield server
+
+
+@pytest.fixture
+async def postgres_dsn(postgres_server: PostgresServer) -> AsyncIterator[str]:
+    """The DSN of a new, empty database on the private server (dropped afterwards)."""
+    asyncpg = pytest.importorskip("asyncpg")
+    name = f"t{next(_database_names)}_{id(postgres_server) % 10_000}"
+    admin = await asyncpg.connect(postgres_server.dsn())
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        yield postgres_server.dsn(name)
+        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    finally:
+        await admin.close()

@@ -65,7 +65,8 @@ BrokerUrl = Annotated[
     str | None,
     typer.Option(
         "--url",
-        help="redis:// URL or SQLite file path (default: $REDIS_URL).",
+        help="redis:// URL, postgresql:// DSN or SQLite file path "
+        "(default: $REDIS_URL, or $DATABASE_URL for postgres).",
         show_default=False,
     ),
 ]

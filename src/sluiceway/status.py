@@ -170,7 +170,11 @@ def status(
         ),
     ] = None,
     transport: Annotated[
-        str, Opt("--transport", help="Broker when no config names it: redis-sortedset or sqlite.")
+        str,
+        Opt(
+            "--transport",
+            help="Broker when no config names it: redis-sortedset, postgres or sqlite.",
+        ),
     ] = "redis-sortedset",
     url: BrokerUrl = None,
     watch: Annotated[

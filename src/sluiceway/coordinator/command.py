@@ -50,9 +50,7 @@ def coordinator(
         ),
     ],
     port: Port = 8080,
-    host: Annotated[str, typer.Option("--host", help="Address to bind. [default: 127.0.0.1]")] = (
-        "127.0.0.1"
-    ),
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = ("127.0.0.1"),
     max_body_bytes: Annotated[
         int, typer.Option("--max-body-bytes", min=1, help="Largest request body; 413 above.")
     ] = 10 * _MIB,

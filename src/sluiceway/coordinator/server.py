@@ -1,9 +1,10 @@
 """From a coordinator config file to a serving coordinator.
 
 ``redis_url`` names the broker the processor reads: ``redis://`` / ``rediss://`` (the
-``redis-sortedset`` transport), and, as sluiceway additions, ``memory://`` (in-process, for the
-demo and tests) and ``sqlite:///PATH``. The quota counters are the default quota store of that
-transport, the same the processor's quota gate uses, so both count the same slots.
+``redis-sortedset`` transport), and, as sluiceway additions, ``postgresql://`` (the ``postgres``
+transport), ``memory://`` (in-process, for the demo and tests) and ``sqlite:///PATH``. The
+quota counters are the default quota store of that transport, the same the processor's quota
+gate uses, so both count the same slots.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ _SCHEMES = {
     "rediss://": "redis-sortedset",
     "memory://": "memory",
     "sqlite://": "sqlite",
+    "postgres://": "postgres",
+    "postgresql://": "postgres",
 }
 
 
@@ -39,7 +42,8 @@ def transport_of(url: str) -> str:
         if url.startswith(scheme):
             return transport
     raise ConfigError(
-        f"{url!r}: use redis://, rediss://, memory:// or sqlite:///PATH", field="redis_url"
+        f"{url!r}: use redis://, rediss://, postgresql://, memory:// or sqlite:///PATH",
+        field="redis_url",
     )
 
 

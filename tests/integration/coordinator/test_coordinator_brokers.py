@@ -1,4 +1,5 @@
-"""The coordinator on Redis (notify and poll wake-ups) and SQLite, with a processor draining."""
+"""The coordinator on Redis (notify and poll wake-ups), SQLite and PostgreSQL, with a processor
+draining."""
 
 from __future__ import annotations
 
@@ -87,3 +88,11 @@ async def test_on_sqlite(tmp_path: Path) -> None:
         running_front(broker=broker, quota_store=store) as front,
     ):
         assert await wait_for_answers(front.url, "batch", 2) == [2, 2]
+
+
+async def test_on_postgres_woken_by_notify(postgres_dsn: str) -> None:
+    async with (
+        backend("postgres", postgres_dsn) as (broker, store),
+        running_front(broker=broker, quota_store=store, wakeup_mode="notify") as front,
+    ):
+        assert await wait_for_answers(front.url, "premium", 2) == [2, 2]
