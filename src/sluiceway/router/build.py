@@ -59,7 +59,7 @@ def _from_values(doc: dict[str, Any], where: str) -> tuple[EndpointPickerConfig,
             "name the EndpointPickerConfig with pluginsConfigFile",
             field=f"{where}: router.epp.pluginsCustomConfig",
         )
-    return config, [*warnings, *config.check(where)]
+    return config, list(warnings)  # embedded_picker_configs already checked each config
 
 
 def _trust(config: EndpointPickerConfig) -> tuple[HeaderTrust, list[str]]:
