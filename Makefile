@@ -21,6 +21,7 @@ system-deps:
 	@bash scripts/install-system-deps.sh
 
 demo: $(STAMP)
+	$(BIN)/pip install -q -e '.[demo]'
 	$(BIN)/sluiceway demo
 
 test: $(STAMP) system-deps
