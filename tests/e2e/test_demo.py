@@ -107,3 +107,43 @@ def test_make_style_entry_point_runs_in_a_fresh_process(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "demo passed" in proc.stdout
+
+
+def test_keep_running_serves_the_openai_client_until_interrupted(tmp_path: Path) -> None:
+    import signal
+
+    import openai
+
+    args = ["demo", "--steps", "A", "--keep-running", "--report", str(tmp_path)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sluiceway", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        for line in proc.stdout:  # the URLs come after the demo's tables
+            lines.append(line)
+            if re.match(r"coordinator +http", line):
+                break
+        base = line.split()[1]
+        assert base.startswith("http://127.0.0.1:") and base.endswith("/v1"), lines
+        client = openai.OpenAI(
+            base_url=base,
+            api_key="-",
+            max_retries=0,
+            default_headers={"x-llm-d-tenant": "premium", "x-llm-d-async-mode": "wait"},
+        )
+        reply = client.completions.create(model="sim-model", prompt="hi", max_tokens=4)
+        assert reply.usage is not None and reply.usage.completion_tokens == 4
+        client.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -46,7 +46,9 @@ async def keep_running(clock: Clock, redis_url: str | None, console: Console) ->
         await stack.start_processor()
         metrics = await start_server(make_asgi_app(stack.registry), name="processor-metrics")
         try:
-            console.print(usage_text(stack.url, metrics.url + "/metrics"), highlight=False)
+            console.print(
+                usage_text(stack.url, metrics.url + "/metrics"), highlight=False, soft_wrap=True
+            )
             await stop.wait()
         finally:
             await metrics.stop()

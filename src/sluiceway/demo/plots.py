@@ -61,8 +61,8 @@ def draw_plots(findings: Findings, directory: Path) -> list[Path]:
     return drawn
 
 
-def _runs(findings: Findings) -> list[tuple[str, float, float]]:
-    """(lane, start, end) of every run at the model server in scenario B."""
+def _runs(findings: Findings) -> list[tuple[str, str, float, float]]:
+    """(request, lane, start, end) of every run at the model server in scenario B."""
     open_runs: dict[tuple[str, str], float] = {}
     runs = []
     for e in findings.lane_events:
@@ -70,22 +70,35 @@ def _runs(findings: Findings) -> list[tuple[str, float, float]]:
         if e.delta > 0:
             open_runs[key] = e.at
         elif key in open_runs:
-            runs.append((e.lane, open_runs.pop(key), e.at))
+            runs.append((e.request, e.lane, open_runs.pop(key), e.at))
     return runs
 
 
 def _lane_timeline(plt: Any, findings: Findings) -> Any:
+    """One row per request, in the order they first started; each run coloured by its lane."""
     runs = _runs(findings)
     if not runs:
         return None
-    lanes = sorted({lane for lane, _, _ in runs}, key=lambda name: BANDS.get(name, -100))
-    fig, ax = plt.subplots(figsize=(9, 3.5))
-    for lane, start, end in runs:
-        y = lanes.index(lane)
-        ax.plot([start, end], [y, y], color=_COLOURS.get(lane, "grey"), linewidth=6, alpha=0.35)
-    ax.set_yticks(range(len(lanes)), lanes)
+    rows: dict[str, int] = {}
+    for request, _, _, _ in sorted(runs, key=lambda r: r[2]):
+        rows.setdefault(request, len(rows))
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for lane in sorted({r[1] for r in runs}, key=lambda name: -BANDS.get(name, -100)):
+        mine = [r for r in runs if r[1] == lane]
+        ys = [rows[r[0]] for r in mine]
+        ax.hlines(
+            ys,
+            [r[2] for r in mine],
+            [r[3] for r in mine],
+            colors=_COLOURS.get(lane, "grey"),
+            linewidth=2,
+            label=lane,
+        )
+    ax.invert_yaxis()
     ax.set_xlabel("scaled seconds since queued")
+    ax.set_ylabel("request (by first start)")
     ax.set_title("Scenario B: each request's run at the model server, by lane")
+    ax.legend(loc="lower right", fontsize="small")
     return fig
 
 
