@@ -116,6 +116,19 @@ class DemoStack:
             return 0, 0
         return controller.totals.inflight, controller.totals.queued
 
+    def signal_value(self) -> float | None:
+        """The last value the pool gate's signal read (None before the first, or blind)."""
+        for refresher in self.signals.refreshers.values():
+            reading = refresher.peek()
+            return None if reading is None else reading.value
+        return None
+
+    async def read_signal(self) -> float | None:
+        """Make the pool gate's signal read its source now; the value read."""
+        for refresher in self.signals.refreshers.values():
+            return (await refresher.refresh()).value
+        return None
+
     def evictions_issued(self) -> int:
         controller = self.router.gateway.controller
         return 0 if controller is None else controller.reclaimer.issued

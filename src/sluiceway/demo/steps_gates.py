@@ -27,6 +27,7 @@ __all__ = ["scenario_c", "scenario_d"]
 
 SATURATION = "llm_d_epp_flow_control_pool_saturation"
 SAT_CAP = 4
+THRESHOLD = 0.8  # scenario D's saturation threshold (the guide's)
 
 
 def _scrape(router_url: str, baseline: float = 0.0) -> dict[str, object]:
@@ -47,7 +48,7 @@ def admission_gate(router_url: str) -> tuple[str, Mapping[str, object]]:
     """Saturated at 0.8 of the router's limit (the guide's threshold)."""
     params = {
         "saturation_gate": "endpoint-scrape",
-        "saturation_gate_params": _scrape(router_url, baseline=0.2),
+        "saturation_gate_params": _scrape(router_url, baseline=round(1 - THRESHOLD, 6)),
         "tier_label": "tier",
     }
     return "tier-priority-admission", params
@@ -66,7 +67,7 @@ async def scenario_c(ctx: StepContext, report: StepReport) -> None:
         report.check("40 requests queued", list(queued) == [202] * 40, len(queued))
         await stack.start_processor()
         (refresher,) = stack.signals.refreshers.values()
-        refresher.subscribe(lambda: _note(budgets, refresher.peek()))
+        refresher.subscribe(lambda: _note(budgets, stack.signal_value()))
         answers = await asyncio.gather(*(client.wait(t, i) for t, i in asks))
         handbacks = stack.handbacks.count
         evictions = stack.evictions_issued()
@@ -98,10 +99,10 @@ async def scenario_c(ctx: StepContext, report: StepReport) -> None:
     )
 
 
-def _note(budgets: list[float], reading: object) -> None:
-    value = getattr(reading, "value", None)
-    if isinstance(value, float):
-        budgets.append(value)
+def _note(budgets: list[float], saturation: float | None) -> None:
+    """The gate's budget for a saturation reading: max(0, 1 - saturation)."""
+    if saturation is not None:
+        budgets.append(max(0.0, 1.0 - min(1.0, max(0.0, saturation))))
 
 
 def _lanes(starts: list[Event]) -> list[str]:
@@ -110,16 +111,28 @@ def _lanes(starts: list[Event]) -> list[str]:
 
 async def scenario_d(ctx: StepContext, report: StepReport) -> None:
     async with ctx.stack(StackSpec(pool_gate=admission_gate)) as (stack, client):
+        await stack.start_processor()
+        calm = await asyncio.gather(*(client.wait("premium", f"d-calm-{i}") for i in range(4)))
+        report.check(
+            "not saturated: every request continues (overflow too)",
+            [s for s, _ in calm] == [200] * 4,
+            [s for s, _ in calm],
+        )
+        mark = stack.timeline.mark()
         live = [asyncio.create_task(client.live("realtime", 400)) for _ in range(10)]
-        saturated = await until(lambda: stack.router_load()[0] >= 10)
-        report.check("live traffic fills the router (10 of 10)", saturated, "")
+        filled = await until(lambda: stack.router_load()[0] >= 10)
+        saturation = await stack.read_signal()  # the gate sees the full router from now on
+        report.check(
+            f"live traffic fills the router; the gate reads saturation >= {THRESHOLD}",
+            filled and saturation is not None and saturation >= THRESHOLD,
+            f"saturation {saturation}",
+        )
         asks = [("premium", f"d-premium-{i}") for i in range(4)]
         asks += [("batch", f"d-batch-{i}") for i in range(2)]
-        await stack.start_processor()
         waits = [asyncio.create_task(client.wait(t, i)) for t, i in asks]
         done = await until(lambda: sum(t.done() for t in waits) >= 2)
         shed = [asks[i][1] for i, t in enumerate(waits) if t.done() and t.result()[0] == 429]
-        queued_starts = [e for e in stack.timeline.starts() if e.tenant != "realtime"]
+        queued_starts = [e for e in stack.timeline.starts(mark) if e.tenant != "realtime"]
         report.check(
             "overflow-interactive shed with 429 while saturated",
             done and len(shed) == 2 and all("premium" in r for r in shed),
@@ -128,10 +141,9 @@ async def scenario_d(ctx: StepContext, report: StepReport) -> None:
         report.check(
             "nothing queued dispatched while saturated", not queued_starts, len(queued_starts)
         )
+        returned = await until(lambda: stack.handbacks.count >= 1)
         report.check(
-            "batch overflow went back to its queue",
-            stack.handbacks.count >= 1,
-            stack.handbacks.count,
+            "batch overflow went back to its queue", returned, f"{stack.handbacks.count} times"
         )
         answered: list[LiveAnswer] = await asyncio.gather(*live)
         rest = [t.result() for t in await _all(waits) if t.result()[0] != 429]
