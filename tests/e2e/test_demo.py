@@ -4,6 +4,7 @@ same demo runs against a private Redis; a failing check makes the command exit 1
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 from sluiceway.demo import plots
 from sluiceway.demo.command import register
 from sluiceway.demo.findings import StepReport
-from sluiceway.demo.steps import STEPS
+from sluiceway.demo.steps import STEPS, Step
 from sluiceway.localservices import RedisServer
 
 pytestmark = pytest.mark.serial
@@ -85,10 +86,26 @@ def test_a_failing_check_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     async def broken(ctx: object, report: StepReport) -> None:
         report.check("something the demo must see", False, "not seen")
 
-    monkeypatch.setattr("sluiceway.demo.steps.STEPS", (STEPS[0].__class__("X", "x", broken),))
+    monkeypatch.setattr("sluiceway.demo.steps.STEPS", (Step("X", "x", broken),))
     code, output = _run(["--report", str(tmp_path)])
     assert code == 1
     assert "demo failed" in output and "NO" in output
+
+
+def test_a_warning_repeated_by_every_step_is_printed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def noisy(ctx: object, report: StepReport) -> None:
+        logging.getLogger("sluiceway.somewhere").warning("the same advice")
+        report.check("ran", True, "")
+
+    step = STEPS[0].__class__
+    monkeypatch.setattr(
+        "sluiceway.demo.steps.STEPS", (step("X", "x", noisy), step("Y", "y", noisy))
+    )
+    code, output = _run(["--report", str(tmp_path)])
+    assert code == 0, output
+    assert output.count("the same advice") == 1
 
 
 def test_unknown_step_is_a_usage_error() -> None:
