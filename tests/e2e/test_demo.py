@@ -108,6 +108,17 @@ def test_a_warning_repeated_by_every_step_is_printed_once(
     assert output.count("the same advice") == 1
 
 
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [("http://x", "use redis://"), ("redis://127.0.0.1:1/0", "unreachable")],
+)
+def test_a_bad_redis_url_is_a_clear_error_before_any_step(url: str, says: str) -> None:
+    result = CliRunner().invoke(_cli(), ["demo", "--redis", url])
+    assert result.exit_code == 2
+    assert says in result.output and "--redis" in result.output
+    assert "Scenario" not in result.output
+
+
 def test_unknown_step_is_a_usage_error() -> None:
     code, output = _run(["--steps", "A,Q"])
     assert code == 2

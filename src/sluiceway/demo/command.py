@@ -123,6 +123,20 @@ async def _demo(
     return not failed
 
 
+def _check_redis(url: str, clock: Clock) -> None:
+    from sluiceway.demo.stack import check_broker
+    from sluiceway.errors import SluicewayError
+
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        typer.echo(f"error: --redis: {url!r}: use redis://, rediss:// or unix://", err=True)
+        raise typer.Exit(2)
+    try:
+        asyncio.run(check_broker(url, clock))
+    except (SluicewayError, ValueError) as exc:
+        typer.echo(f"error: --redis: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def demo(
     time_scale: Annotated[
         float, typer.Option("--time-scale", help="Scaled seconds per wall second.")
@@ -151,6 +165,8 @@ def demo(
     root.addHandler(collector)
     try:
         clock = make_clock(time_scale, time_anchor)
+        if redis is not None:
+            _check_redis(redis, clock)
         ok = asyncio.run(_demo(clock, chosen, redis, report, console))
         for line in collector.seen:
             console.print(f"[yellow]warning[/] {line}", highlight=False)

@@ -43,7 +43,15 @@ from sluiceway.signals.settings import PrometheusSettings
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 from sluiceway.wire.headers import FAIRNESS_ID, OBJECTIVE, REQUEST_ID
 
-__all__ = ["POOL_NAME", "DemoStack", "StackSpec", "data_text", "router_document", "running_stack"]
+__all__ = [
+    "POOL_NAME",
+    "DemoStack",
+    "StackSpec",
+    "check_broker",
+    "data_text",
+    "router_document",
+    "running_stack",
+]
 
 POOL_NAME = "llm-d-router"
 
@@ -175,6 +183,16 @@ async def _open_broker(redis_url: str | None, clock: Clock) -> tuple[Broker, Quo
     except BaseException:
         await broker.aclose()
         raise
+
+
+async def check_broker(redis_url: str | None, clock: Clock) -> None:
+    """Open and close the broker once, so an unreachable Redis fails before any step."""
+    broker, quota = await _open_broker(redis_url, clock)
+    try:
+        await broker.ping()
+    finally:
+        await quota.aclose()
+        await broker.aclose()
 
 
 @contextlib.asynccontextmanager
