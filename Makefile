@@ -27,6 +27,7 @@ system-deps:
 	@bash scripts/install-system-deps.sh
 
 demo: $(STAMP)
+	$(BIN)/pip install -q -e '.[demo]'
 	$(BIN)/sluiceway demo
 
 test: $(TEST_STAMP) system-deps

@@ -1,5 +1,6 @@
-"""``sluiceway demo``: the guide's scenarios, in one process, on the simulator.
+"""``sluiceway demo``: the whole system in one process, with the guide's scenarios checked.
 
-No external service is needed (docs/design-rules.md rule 24): the memory broker stands in for Redis
-and the simulator for vLLM. The processor is configured from the guide's own values file.
+No external service is needed (docs/design-rules.md rule 24): the simulator stands in for vLLM
+and the memory broker for Redis (``--redis`` uses a real one). The steps are listed in
+``steps.py``; docs/demo.md describes them.
 """

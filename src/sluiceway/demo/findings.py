@@ -1,0 +1,69 @@
+"""What the demo's steps report: pass/fail checks a person can read, and the measurements the
+tables, the HTML report and the plots are drawn from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sluiceway.demo.observe import Event
+
+__all__ = ["Check", "Findings", "LaneRow", "StepReport", "percentile"]
+
+
+@dataclass(frozen=True)
+class Check:
+    what: str
+    passed: bool
+    detail: str
+
+
+@dataclass
+class StepReport:
+    """One step's checks; it passes when every check does."""
+
+    key: str
+    title: str
+    wall_seconds: float = 0.0
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c.passed for c in self.checks)
+
+    def check(self, what: str, passed: bool, detail: object) -> bool:
+        self.checks.append(Check(what, bool(passed), str(detail)))
+        return bool(passed)
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    """One lane of scenario B: how many ran, when, how long they waited (scaled seconds)."""
+
+    lane: str
+    count: int
+    first_start: float
+    last_start: float
+    wait_p50: float
+    wait_max: float
+    done_rank: int  # 1 = the lane whose last request finished first
+
+
+@dataclass
+class Findings:
+    """Measurements across steps (scaled seconds, relative to each step's start)."""
+
+    lanes: list[LaneRow] = field(default_factory=list)
+    lane_events: list[Event] = field(default_factory=list)  # scenario B, times relative
+    quota: list[tuple[float, dict[str, int]]] = field(default_factory=list)
+    ttft: dict[str, list[float]] = field(default_factory=dict)  # label -> samples
+    occupancy: dict[str, list[tuple[float, dict[str, int]]]] = field(default_factory=dict)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in [0, 100]); NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
