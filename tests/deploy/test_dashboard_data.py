@@ -4,7 +4,7 @@ every query of the processor, gate, coordinator and model pool rows returns data
 few listed below with the reason they stay empty in this run, and none of the alert rules
 fires; with the gate's Prometheus unreachable, the blind-gate alert does.
 
-The router row is evaluated by the demo's run, where the router is part of the stack.
+The router row is checked against a live router in ``test_dashboard_router.py``.
 """
 
 from __future__ import annotations
