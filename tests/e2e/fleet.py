@@ -57,19 +57,29 @@ def write_configs(
         "claim_reclaim_interval_ms": reclaim_ms,
         "queues": queues,
     }
+    return fleet_config_files(
+        folder, transport="redis-sortedset", transport_config=transport, workers=workers
+    )
+
+
+def fleet_config_files(
+    folder: Path, *, transport: str, transport_config: dict[str, Any], workers: int
+) -> list[str]:
+    """Write the transport, pools (one ``teams`` pool) and lane merge-policy files of a guide
+    fleet into ``folder``; returns the processor flags that read them."""
     merge = {
         "type": "tier-priority",
         "parameters": {"fairness_attribute": "team", "lane_objectives": {k: k for k in LANE_KEYS}},
     }
     files = {
-        "transport.json": transport,
+        "transport.json": transport_config,
         "pools.json": [{"id": "teams", "workers": workers}],
         "merge.json": merge,
     }
     for name, doc in files.items():
         (folder / name).write_text(json.dumps(doc))
     return [
-        "--transport", "redis-sortedset",
+        "--transport", transport,
         "--transport-config-file", str(folder / "transport.json"),
         "--pool-config-file", str(folder / "pools.json"),
         "--request-merge-policy-config-file", str(folder / "merge.json"),

@@ -22,12 +22,11 @@ import asyncpg
 import pytest
 
 from e2e.e2e_rig import FAIRNESS, OBJECTIVE, REQUEST_ID, RESULTS, SimLog, guide_entry
-from e2e.fleet import TEAMS, Fleet, fleet, inflight
+from e2e.fleet import TEAMS, Fleet, fleet, fleet_config_files, inflight
 from sluiceway.broker.base import BrokerOptions, split_claim_key
 from sluiceway.broker.postgres import PostgresBroker, open_postgres_broker
 from sluiceway.clock import RealClock
 from sluiceway.sim import SimConfig, running_simulator
-from sluiceway.wire.lanes import LANE_KEYS
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -67,23 +66,9 @@ def write_configs(folder: Path, *, dsn: str, sim_url: str) -> list[str]:
         "claim_reclaim_interval_ms": RECLAIM_MS,
         "queues": queues,
     }
-    merge = {
-        "type": "tier-priority",
-        "parameters": {"fairness_attribute": "team", "lane_objectives": {k: k for k in LANE_KEYS}},
-    }
-    files = {
-        "transport.json": transport,
-        "pools.json": [{"id": "teams", "workers": WORKERS}],
-        "merge.json": merge,
-    }
-    for name, doc in files.items():
-        (folder / name).write_text(json.dumps(doc))
-    return [
-        "--transport", "postgres",
-        "--transport-config-file", str(folder / "transport.json"),
-        "--pool-config-file", str(folder / "pools.json"),
-        "--request-merge-policy-config-file", str(folder / "merge.json"),
-    ]  # fmt: skip
+    return fleet_config_files(
+        folder, transport="postgres", transport_config=transport, workers=WORKERS
+    )
 
 
 async def publish_teams(broker: PostgresBroker, counts: dict[str, int]) -> list[str]:
