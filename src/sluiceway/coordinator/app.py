@@ -114,6 +114,7 @@ class Coordinator:
 
     def app(self) -> Starlette:
         return Starlette(
+            exception_handlers={Exception: _internal_error},
             routes=[
                 Route("/healthz", self._healthz),
                 Route("/readyz", self._readyz),
@@ -364,6 +365,14 @@ _DEADLINE: Final = str(ErrorCode.DEADLINE_EXCEEDED)
 
 async def _nothing() -> None:
     return None
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """A bug still answers in the OpenAI envelope (and is logged with its traceback)."""
+    log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _answer(
+        CoordinatorAnswer(500, error_body("internal error", type="server_error", code="internal"))
+    )
 
 
 async def _until_set(work: Awaitable[str | None], event: asyncio.Event) -> str | None:

@@ -210,3 +210,17 @@ async def test_models_lists_the_gateways_models_when_no_route_names_one() -> Non
         async with client(front.url, "x", "passthrough") as listing:
             models = await listing.models.list()
         assert [m.id for m in models.data] == [MODEL]
+
+
+async def test_a_bug_still_answers_in_the_openai_envelope() -> None:
+    async with running_front(start_processor=False) as front:
+
+        async def broken(destination: str) -> str | None:
+            raise RuntimeError("a bug")
+
+        front.broker.peek_result = broken  # type: ignore[method-assign]
+        status, _, raw = await call(
+            front.url, "GET", "/v1/requests/abc", headers={"x-llm-d-tenant": "batch"}
+        )
+    assert status == 500
+    assert json.loads(raw)["error"]["code"] == "internal"
