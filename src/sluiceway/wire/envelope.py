@@ -469,6 +469,10 @@ def request_data_obj(data: RequestData) -> dict[str, Any]:
     return {**head, **tail}
 
 
+# One encoder for every member (``json.dumps`` with options builds a new one per call).
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def encode_envelope(envelope: Envelope) -> str:
     """The member string: compact JSON, keys ``internal``, ``request_kind``, ``data``."""
     obj = {
@@ -476,4 +480,4 @@ def encode_envelope(envelope: Envelope) -> str:
         "request_kind": envelope.request_kind,
         "data": request_data_obj(envelope.data),
     }
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(obj)
