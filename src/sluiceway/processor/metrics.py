@@ -9,8 +9,7 @@ upstream. A per-instance :class:`CollectorRegistry` lets tests run several proce
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar, cast
+from typing import Generic, NamedTuple, TypeVar, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client import utils as prometheus_utils
@@ -36,9 +35,9 @@ PROXIMITY_BUCKETS: tuple[float, ...] = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class QueueLabels:
-    """The queue triple; pool-level series use empty queue fields."""
+class QueueLabels(NamedTuple):
+    """The queue triple; pool-level series use empty queue fields. A tuple, so that the
+    lookup of a queue's series on every event of a request's path hashes in C."""
 
     queue_id: str
     queue_name: str
@@ -134,11 +133,13 @@ def _midpoint_sum(counts: list[int], total: int) -> float:
 
 
 class _QueueSeries:
-    """The children one queue's hot-path events touch, looked up once."""
+    """The children one queue's hot-path events touch, looked up once. The two gauges a
+    request moves up and down (buffered, in flight) are plain counts read at scrape time."""
 
     def __init__(self, metrics: ProcessorMetrics, values: tuple[str, str, str]) -> None:
-        self.queue_depth = metrics.queue_depth.labels(*values)
-        self.inflight = metrics.inflight.labels(*values)
+        self.buffered = self.in_flight = 0
+        metrics.queue_depth.labels(*values).set_function(lambda: self.buffered)
+        metrics.inflight.labels(*values).set_function(lambda: self.in_flight)
         self.budget = metrics.budget.labels(*values)
         self.residence = metrics.residence.labels(*values)
         self.latency = metrics.inference_latency.labels(*values)
@@ -259,17 +260,17 @@ class ProcessorMetrics:
 
     def buffered(self, labels: QueueLabels) -> None:
         """A claimed request entered its pool's ready buffer."""
-        self._of(labels).queue_depth.inc()
+        self._of(labels).buffered += 1
 
     def unbuffered(self, labels: QueueLabels) -> None:
         """A buffered request left without a worker (drain, hot reload)."""
-        self._of(labels).queue_depth.dec()
+        self._of(labels).buffered -= 1
 
     def picked_up(self, labels: QueueLabels, *, waited_ms: float, first: bool) -> None:
         """A worker took a request from the buffer after ``waited_ms``; ``first``: its first
         attempt (counted once in ``request_total``)."""
         series = self._of(labels)
-        series.queue_depth.dec()
+        series.buffered -= 1
         series.residence.observe(waited_ms)
         if first:
             series.requests.inc()
@@ -280,12 +281,12 @@ class ProcessorMetrics:
 
     def attempt_started(self, labels: QueueLabels) -> None:
         series = self._of(labels)
-        series.inflight.inc()
+        series.in_flight += 1
         series.dispatched.inc()
 
     def attempt_ended(self, labels: QueueLabels, *, elapsed_ms: float) -> None:
         series = self._of(labels)
-        series.inflight.dec()
+        series.in_flight -= 1
         series.latency.observe(elapsed_ms)
 
     def answered(self, labels: QueueLabels, status: int, tokens: tuple[int, int] | None) -> None:

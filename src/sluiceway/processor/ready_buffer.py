@@ -39,6 +39,7 @@ class ReadyBuffer:
         self.dispatching = 0  # upstream attempts in flight (budget targets count these)
         self.capacity_changed = Pulse()  # an item finished: parked workers re-try their gates
         self._ready = asyncio.Condition()
+        self._waiting = 0  # workers inside take() waiting for an item
         self._closed = False
         self._on_room = on_room  # called when a queue's buffer falls to ``refill_at``
 
@@ -54,20 +55,30 @@ class ReadyBuffer:
         self.scheduler.add(
             item, lane=item.lane.index, queue=item.queue.queue_name, deadline=item.deadline
         )
-        async with self._ready:
-            self._ready.notify()
+        if self._waiting:  # else a worker finds the item when it next looks
+            async with self._ready:
+                self._ready.notify()
 
     async def take(self) -> WorkItem | None:
-        """The next item in lane order; None once the pool is closed and empty."""
-        async with self._ready:
-            await self._ready.wait_for(lambda: len(self.scheduler) > 0 or self._closed)
-            picked = self.scheduler.pop()
+        """The next item in lane order; None once the pool is closed and empty. A ready item
+        is taken at once; the condition is entered only to wait for one."""
+        if not self._has_work():
+            self._waiting += 1
+            try:
+                async with self._ready:
+                    await self._ready.wait_for(self._has_work)
+            finally:
+                self._waiting -= 1
+        picked = self.scheduler.pop()
         if picked is None:
             return None
         self.busy += 1
         if self.scheduler.count_for_queue(picked.queue) == self.refill_at:
             self._on_room()
         return picked.item
+
+    def _has_work(self) -> bool:
+        return len(self.scheduler) > 0 or self._closed
 
     @property
     def refill_at(self) -> int:

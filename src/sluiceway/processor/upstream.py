@@ -20,9 +20,13 @@ from sluiceway.wire import headers as h
 __all__ = ["Upstream", "encode_body", "usage_tokens"]
 
 
+# One encoder for every body (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def encode_body(payload: Any) -> bytes:
     """The request body: the entry's payload as JSON (an absent payload sends ``{}``)."""
-    return json.dumps({} if payload is None else payload, separators=(",", ":")).encode()
+    return _ENCODER.encode({} if payload is None else payload).encode()
 
 
 _DECODER = json.JSONDecoder()

@@ -139,9 +139,12 @@ class Envelope:
         return self.internal.result_queue_name or self.data.result_queue_name or None
 
     def with_internal(self, **changes: Any) -> Envelope:
-        """A copy with ``internal`` fields replaced; the request token is pinned first."""
-        pinned = dataclasses.replace(self.internal, request_token=self.request_token)
-        return dataclasses.replace(self, internal=dataclasses.replace(pinned, **changes))
+        """A copy with ``internal`` fields replaced; the request token is pinned first (a
+        ``request_token`` among ``changes`` wins)."""
+        internal = dataclasses.replace(
+            self.internal, **{"request_token": self.request_token, **changes}
+        )
+        return Envelope(self.data, internal, self.request_kind, self.source_token)
 
     def with_retry_count(self, retry_count: int) -> Envelope:
         """A copy for re-enqueueing; keeps the same request token across attempts."""
@@ -284,10 +287,116 @@ def _request_data(reader: _Reader, obj: Mapping[str, Any], path: str = "data") -
     )
 
 
+# The usual JSON types of the known fields; a field of another type (or a float where an
+# integer is due) sends the entry to the checked path, which converts it or names the error.
+_STR: Final = (str,)
+_NUM: Final = (int, float)
+_MAP: Final = (dict,)
+_DATA_SHAPES: Final[Mapping[str, tuple[type, ...]]] = {
+    "id": _STR,
+    "deadline": _NUM,
+    "created": _NUM,
+    "metadata": _MAP,
+    "headers": _MAP,
+    "endpoint": _STR,
+    "request_queue_name": _STR,
+    "result_queue_name": _STR,
+    "pubsub_id": _STR,
+}
+_INTERNAL_SHAPES: Final[Mapping[str, tuple[type, ...]]] = {
+    "retry_count": (int,),
+    "queue_id": _STR,
+    "request_token": _STR,
+    "request_queue_name": _STR,
+    "result_queue_name": _STR,
+    "transport_correlation_id": _STR,
+    "labels": _MAP,
+    "result_ttl_seconds": (int,),
+    "result_routing_resolved": (bool,),
+    "enqueued_at_ms": (int,),
+}
+
+
+def _usual(obj: Mapping[str, Any], shapes: Mapping[str, tuple[type, ...]]) -> bool:
+    """True when every known field of ``obj`` is null or of its usual type (floats finite,
+    maps of strings), so that it decodes without conversions or errors."""
+    for key, value in obj.items():
+        shape = shapes.get(key)
+        if shape is None or value is None:
+            continue
+        kind = type(value)
+        if kind not in shape:
+            return False
+        if kind is float and not math.isfinite(value):
+            return False
+        if kind is dict and not all(type(v) is str for v in value.values()):
+            return False
+    return True
+
+
+def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
+    """The fast path for a well-formed entry (the usual case); None sends the entry to the
+    checked path, which decodes the unusual but valid ones and raises for the bad ones."""
+    data, internal = top.get("data"), top.get("internal")
+    if internal is None:
+        internal = {}
+    kind = top.get("request_kind") or "plain"
+    if not (
+        type(data) is dict
+        and type(internal) is dict
+        and kind in REQUEST_KINDS
+        and _usual(data, _DATA_SHAPES)
+        and _usual(internal, _INTERNAL_SHAPES)
+    ):
+        return None
+    entry_id, deadline, retry_count = (
+        data.get("id"),
+        data.get("deadline"),
+        internal.get("retry_count"),
+    )
+    if not entry_id or deadline is None or deadline <= 0 or (retry_count or 0) < 0:
+        return None
+    if internal.get("result_routing_resolved", False) is None:
+        return None
+    return Envelope(
+        data=RequestData(
+            id=entry_id,
+            deadline=deadline,
+            created=data.get("created"),
+            payload=data.get("payload"),
+            metadata=dict(data.get("metadata") or {}),
+            headers=dict(data.get("headers") or {}),
+            endpoint=data.get("endpoint") or "",
+            request_queue_name=data.get("request_queue_name") or "",
+            result_queue_name=data.get("result_queue_name") or "",
+            pubsub_id=data.get("pubsub_id") or "",
+        ),
+        internal=Internal(
+            retry_count=retry_count or 0,
+            queue_id=internal.get("queue_id") or "",
+            request_token=internal.get("request_token") or "",
+            request_queue_name=internal.get("request_queue_name") or "",
+            result_queue_name=internal.get("result_queue_name") or "",
+            transport_correlation_id=internal.get("transport_correlation_id") or "",
+            labels=dict(internal.get("labels") or {}),
+            result_ttl_seconds=internal.get("result_ttl_seconds"),
+            result_routing_resolved=internal.get("result_routing_resolved") or False,
+            enqueued_at_ms=internal.get("enqueued_at_ms"),
+        ),
+        request_kind=kind,
+        source_token=token,
+    )
+
+
 def decode_envelope(member: str | bytes) -> Envelope:
     """Decode a sorted-set member; raises :class:`EntryError` when it breaks the contract."""
     token = derive_request_token(member)
     top = _parse(member, token)
+    return _usual_envelope(top, token) or _checked_envelope(top, token)
+
+
+def _checked_envelope(top: dict[str, Any], token: str) -> Envelope:
+    """Field-by-field decoding that converts what may be converted and names a bad field."""
     entry_id, route = _identity(top, token)
     reader = _Reader(entry_id, route, token)
     kind = top.get("request_kind") or "plain"
@@ -360,6 +469,10 @@ def request_data_obj(data: RequestData) -> dict[str, Any]:
     return {**head, **tail}
 
 
+# One encoder for every member (``json.dumps`` with options builds a new one per call).
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def encode_envelope(envelope: Envelope) -> str:
     """The member string: compact JSON, keys ``internal``, ``request_kind``, ``data``."""
     obj = {
@@ -367,4 +480,4 @@ def encode_envelope(envelope: Envelope) -> str:
         "request_kind": envelope.request_kind,
         "data": request_data_obj(envelope.data),
     }
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(obj)

@@ -28,8 +28,12 @@ TOO_MANY_REQUESTS_MESSAGE: Final = "Too Many Requests"
 TOO_MANY_REQUESTS_PAYLOAD: Final = '{"error": "Too Many Requests", "code": 429}'
 
 
+# One encoder for every record (``json.dumps`` with options builds a new one per call).
+_ENCODER: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _compact(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(obj)
 
 
 def error_payload(message: str) -> str:

@@ -82,3 +82,28 @@ def test_events_of_a_request_move_their_series() -> None:
     assert sample("shedded_requests_total") == sample("request_retries_total") == 1
     pool = {"queue_id": "", "queue_name": "", "pool_name": "p", "reason": "quota_exhausted"}
     assert registry.get_sample_value(processor_metric("gate_decisions_total"), pool) == 1
+
+
+def test_buffered_and_in_flight_gauges_follow_the_request() -> None:
+    metrics = ProcessorMetrics()
+    labels = QueueLabels("q", "q", "p")
+    metrics.prepare(labels)
+    values = {"queue_id": "q", "queue_name": "q", "pool_name": "p"}
+
+    def gauges() -> tuple[float | None, float | None]:
+        get = metrics.registry.get_sample_value
+        return get(processor_metric("queue_depth"), values), get(
+            processor_metric("inflight_requests"), values
+        )
+
+    metrics.buffered(labels)
+    metrics.buffered(labels)
+    assert gauges() == (2.0, 0.0)
+    metrics.picked_up(labels, waited_ms=1, first=True)
+    metrics.attempt_started(labels)
+    assert gauges() == (1.0, 1.0)
+    metrics.unbuffered(labels)
+    metrics.attempt_ended(labels, elapsed_ms=2)
+    assert gauges() == (0.0, 0.0)
+    text = generate_latest(metrics.registry).decode()
+    assert 'llm_d_async_async_queue_depth{pool_name="p",queue_id="q",queue_name="q"} 0.0' in text

@@ -64,3 +64,17 @@ async def test_ingest_is_woken_once_the_buffer_is_half_drained_not_per_take() ->
     for _ in range(10):
         await p.take()
     assert p.refill_at == 5 and rooms == [5]
+
+
+async def test_each_put_wakes_one_waiting_taker_and_none_is_lost() -> None:
+    p = pool(workers=3, queues=1, buffer_per_queue=10)
+    takers = [asyncio.create_task(p.take()) for _ in range(3)]
+    await asyncio.sleep(0)  # all three wait on the empty buffer
+    assert not any(t.done() for t in takers)
+    for i in range(3):
+        await p.put(Item(f"i{i}", 5, "a"))  # type: ignore[arg-type]
+    taken = await asyncio.wait_for(asyncio.gather(*takers), timeout=5)
+    assert sorted(t.name for t in taken) == ["i0", "i1", "i2"]  # type: ignore[union-attr]
+    await p.put(Item("ready", 5, "a"))  # type: ignore[arg-type]
+    again = await p.take()  # an item is ready: taken without waiting
+    assert again is not None and again.name == "ready"  # type: ignore[attr-defined]

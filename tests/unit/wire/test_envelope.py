@@ -260,3 +260,53 @@ def test_encode_decode_round_trip(env: Envelope) -> None:
     again = decode_envelope(member)
     assert again == env
     assert encode_envelope(again) == member
+
+
+# -- property: the fast path for well-formed entries decodes as the checked path does -------
+# Any JSON value, a number of each kind, or a usual value, in any field of either block.
+odd_value = st.one_of(
+    json_value,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-3, max_value=3),
+    st.sampled_from([None, True, "", "x", 1.0, 1.5, {}, {"k": "v"}, {"k": 1}, []]),
+)
+data_keys = st.sampled_from(
+    ["id", "deadline", "created", "payload", "metadata", "headers", "endpoint",
+     "request_queue_name", "result_queue_name", "pubsub_id", "other"]
+)  # fmt: skip
+internal_keys = st.sampled_from(
+    ["retry_count", "queue_id", "request_token", "request_queue_name", "result_queue_name",
+     "transport_correlation_id", "labels", "result_ttl_seconds", "result_routing_resolved",
+     "enqueued_at_ms", "other"]
+)  # fmt: skip
+
+
+def _outcome(decode: object, top: dict[str, object], token: str) -> object:
+    try:
+        env = decode(top, token)  # type: ignore[operator]
+    except EntryError as exc:
+        return ("error", str(exc), exc.entry_id, exc.result_route, exc.request_token)
+    return env if env is None else ("ok", env, env.source_token)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    envelopes,
+    st.dictionaries(data_keys, odd_value, max_size=3),
+    st.dictionaries(internal_keys, odd_value, max_size=3),
+    st.sampled_from([None, "plain", "redis", "grpc", "", 0]),
+)
+def test_fast_path_agrees_with_checked_path(
+    env: Envelope, data_changes: dict[str, object], internal_changes: dict[str, object],
+    kind: object,
+) -> None:  # fmt: skip
+    from sluiceway.wire.envelope import _checked_envelope, _usual_envelope
+
+    top = json.loads(encode_envelope(env))
+    top["data"].update(data_changes)
+    top.setdefault("internal", {}).update(internal_changes)
+    top["request_kind"] = kind
+    token = "t" * 32
+    fast = _outcome(_usual_envelope, top, token)
+    checked = _outcome(_checked_envelope, top, token)
+    assert fast is None or fast == checked
