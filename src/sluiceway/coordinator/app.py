@@ -123,7 +123,7 @@ class Coordinator:
                 Route("/v1/requests/{id}", self._guarded(self._fetch), methods=["GET"]),
                 Route("/v1/requests/{id}", self._guarded(self._delete), methods=["DELETE"]),
                 Route("/{path:path}", self._guarded(self._handle), methods=_METHODS),
-            ]
+            ],
         )
 
     def _guarded(

@@ -143,7 +143,10 @@ def demo(
     ] = 5.0,
     time_anchor: TimeAnchor = None,
     redis: Annotated[
-        str | None, typer.Option("--redis", help="Run the broker and quotas on this Redis URL.")
+        str | None,
+        typer.Option(
+            "--redis", help="Run the broker and quotas on this Redis URL (default: in memory)."
+        ),
     ] = None,
     keep_running: Annotated[
         bool, typer.Option("--keep-running", help="Leave a stack up afterwards and print its URLs.")
