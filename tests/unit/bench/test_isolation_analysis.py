@@ -26,7 +26,7 @@ from sluiceway.bench.isolation.records import (
     treatment_stats,
 )
 from sluiceway.bench.isolation.tolerances import tolerance
-from sluiceway.bench.isolation.waste import ModelAttempt, wasted_tokens
+from sluiceway.bench.isolation.waste import ModelAttempt, Waste, wasted_tokens
 
 FIXTURE = Path("tests/fixtures/inference_perf/per_request_lifecycle_metrics.json")
 
@@ -188,14 +188,14 @@ def test_wasted_tokens_evicted_retried_and_resumed() -> None:
         ModelAttempt("a", 0.0, 10, 0, 128, generated=60),
         ModelAttempt("a", 1.0, 10, 10, 128, generated=128),
     ]
-    assert wasted_tokens(evicted, {"a": 128}) == (188, 60)
+    assert wasted_tokens(evicted, {"a": 128}) == Waste(188, 60, 0)
     resumed = [
         ModelAttempt("r", 0.0, 10, 0, 128, generated=60),
         ModelAttempt("r", 1.0, 70, 64, 68, generated=68),  # 6 grown tokens missed the cache
     ]
-    assert wasted_tokens(resumed, {"r": 128}) == (128, 6)
+    assert wasted_tokens(resumed, {"r": 128}) == Waste(128, 0, 6)
     abandoned = [
         ModelAttempt("x", 0.0, 10, 0, 128, generated=30),
         ModelAttempt("x", 1.0, 10, 0, 128, generated=5),
     ]
-    assert wasted_tokens(abandoned, {}) == (35, 30)
+    assert wasted_tokens(abandoned, {}).wasted == 30

@@ -95,7 +95,8 @@ class StageMeasure:
     pool: list[PoolSample] = field(default_factory=list)
     bands: list[BandSample] = field(default_factory=list)
     generated_tokens: int = 0
-    wasted_tokens: int = 0
+    wasted_tokens: int = 0  # lost decode tokens plus recomputed prompt tokens
+    recomputed_tokens: int = 0  # of which: resumed prompts that missed the prefix cache
 
 
 @dataclass(frozen=True)

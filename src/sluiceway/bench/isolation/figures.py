@@ -91,6 +91,11 @@ def level_figures(
         "wasted_tokens_pct": (
             100.0 * mixed.wasted_tokens / mixed.generated_tokens if mixed.generated_tokens else 0.0
         ),
+        "recomputed_prompt_tokens_pct": (
+            100.0 * mixed.recomputed_tokens / mixed.generated_tokens
+            if mixed.generated_tokens
+            else 0.0
+        ),
         "max_running": float(max((s.running for s in mixed.pool), default=0)),
         "max_admitted": float(max((s.running + s.waiting for s in mixed.pool), default=0)),
         "capacity": float(judge.capacity),

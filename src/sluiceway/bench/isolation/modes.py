@@ -122,7 +122,7 @@ def mode_spec(name: str, capacity: int) -> ModeSpec:
         adaptive = {
             "type": "adaptive-holdback-policy",
             "name": "adaptive",
-            "parameters": {"window": "30s", "buckets": 10, "safety": 1.0, "margin": 1},
+            "parameters": {"window": "30s", "buckets": 10, "safety": 0.0, "margin": 0},
         }
         doc = _with_policy(guide, adaptive, eviction=True)
         return ModeSpec(name, doc, resume=True, env=evictable)

@@ -145,9 +145,9 @@ class _ModeRun:
         self.abandoned.update(batch.abandoned)
         measure = StageMeasure(rt.records, batch.records, watch.pool, watch.bands)
         delivered = {r.request_id: r.tokens for r in (*rt.records, *batch.records) if r.ok}
-        measure.generated_tokens, measure.wasted_tokens = wasted_tokens(
-            self.attempts.since(started), delivered
-        )
+        waste = wasted_tokens(self.attempts.since(started), delivered)
+        measure.generated_tokens, measure.wasted_tokens = waste.generated, waste.wasted
+        measure.recomputed_tokens = waste.recomputed
         return measure
 
     async def _settle(self) -> None:

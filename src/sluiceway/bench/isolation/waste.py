@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["ModelAttempt", "wasted_tokens"]
+__all__ = ["ModelAttempt", "Waste", "wasted_tokens"]
 
 
 @dataclass
@@ -29,25 +29,37 @@ class ModelAttempt:
     generated: int = 0
 
 
-def wasted_tokens(
-    attempts: Iterable[ModelAttempt], delivered: Mapping[str, int]
-) -> tuple[int, int]:
-    """(generated, wasted) tokens; ``delivered`` maps request id -> tokens the client got."""
+@dataclass(frozen=True)
+class Waste:
+    """Generated tokens, decode tokens lost to evictions, prompt tokens recomputed on resume
+    that missed the prefix cache."""
+
+    generated: int = 0
+    lost: int = 0
+    recomputed: int = 0
+
+    @property
+    def wasted(self) -> int:
+        return self.lost + self.recomputed
+
+
+def wasted_tokens(attempts: Iterable[ModelAttempt], delivered: Mapping[str, int]) -> Waste:
+    """The waste of ``attempts``; ``delivered`` maps request id -> tokens the client got."""
     by_request: dict[str, list[ModelAttempt]] = defaultdict(list)
     for attempt in attempts:
         by_request[attempt.request_id].append(attempt)
-    generated = wasted = 0
+    generated = lost = recomputed = 0
     for rid, tries in by_request.items():
         tries.sort(key=lambda a: a.started)
         made = sum(a.generated for a in tries)
         generated += made
         if rid in delivered:
-            wasted += max(0, made - delivered[rid])
+            lost += max(0, made - delivered[rid])
         else:
-            wasted += made - tries[-1].generated
+            lost += made - tries[-1].generated
         first = tries[0].prompt_tokens
         for later in tries[1:]:
             grown = later.prompt_tokens - first
             if grown > 0:
-                wasted += min(grown, max(0, later.prompt_tokens - later.cached_tokens))
-    return generated, wasted
+                recomputed += min(grown, max(0, later.prompt_tokens - later.cached_tokens))
+    return Waste(generated, lost, recomputed)
