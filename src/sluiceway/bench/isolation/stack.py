@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import aiohttp
 from prometheus_client import CollectorRegistry
 
 from sluiceway.bench.isolation.modes import OBJECTIVES, ModeSpec
@@ -87,12 +88,20 @@ class Stack:
         return self.router.gateway.metrics.registry
 
 
+async def served_model(url: str) -> str:
+    """The first model a real model server lists at ``/v1/models``."""
+    async with aiohttp.ClientSession() as http, http.get(url + "/v1/models") as resp:
+        resp.raise_for_status()
+        data = await resp.json()
+    return str(data["data"][0]["id"])
+
+
 @contextlib.asynccontextmanager
 async def _model_servers(
     endpoints: tuple[str, ...], capacity: int, clock: Clock
 ) -> AsyncIterator[tuple[tuple[str, ...], list[Engine], str]]:
     if endpoints:
-        yield endpoints, [], "default"
+        yield endpoints, [], await served_model(endpoints[0])
         return
     config = SimConfig.from_profile(
         "guide-pool", max_num_seqs=capacity, label_headers=(_REQUEST_ID,)
