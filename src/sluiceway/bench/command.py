@@ -20,7 +20,7 @@ def isolation(
     ] = "",
     quick: Annotated[bool, Opt("--quick", help="one level (80 %), short stages")] = False,
     full: Annotated[
-        bool, Opt("--full", help="the nightly plan (the default): about 19 min per mode")
+        bool, Opt("--full", help="the nightly plan (the default): about 14 min per mode")
     ] = False,
     levels: Annotated[str, Opt(help="levels in percent of C (default 20,80,90,100)")] = "",
     output: Annotated[Path, Opt(help="where report.json and summary.html go")] = Path(

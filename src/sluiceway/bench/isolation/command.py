@@ -97,6 +97,10 @@ def run_command(
     else:
         from sluiceway.bench.isolation.runner import run_isolation
 
-        report = run_isolation(options, progress=lambda line: print(line, flush=True))
+        report = run_isolation(
+            options,
+            progress=lambda line: print(line, flush=True),
+            after_mode=lambda partial: write_report(partial, output),
+        )
     _print(report, write_report(report, output))
     return exit_code(report)

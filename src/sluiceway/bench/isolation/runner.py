@@ -45,13 +45,20 @@ SETTLE_LIMIT = 60.0  # scaled seconds a stage's leftovers may take to drain
 Progress = Callable[[str], None]
 
 
-def run_isolation(options: IsolationOptions, progress: Progress | None = None) -> IsolationReport:
-    """Run every mode of ``options`` (blocking) and return the report (not yet written)."""
-    return asyncio.run(run_isolation_async(options, progress))
+def run_isolation(
+    options: IsolationOptions,
+    progress: Progress | None = None,
+    after_mode: Callable[[IsolationReport], object] | None = None,
+) -> IsolationReport:
+    """Run every mode of ``options`` (blocking) and return the report (not yet written);
+    ``after_mode`` sees the report so far after each mode (to save a long run as it goes)."""
+    return asyncio.run(run_isolation_async(options, progress, after_mode))
 
 
 async def run_isolation_async(
-    options: IsolationOptions, progress: Progress | None = None
+    options: IsolationOptions,
+    progress: Progress | None = None,
+    after_mode: Callable[[IsolationReport], object] | None = None,
 ) -> IsolationReport:
     """:func:`run_isolation` inside a running event loop."""
     say = progress or (lambda _: None)
@@ -65,6 +72,8 @@ async def run_isolation_async(
             mode_spec(name, options.capacity), options, plan, clock, say
         )
         say(f"mode {name}: done in {time.monotonic() - started:.0f} s")
+        if after_mode is not None:
+            after_mode(report)
     _negative_control(report)
     return report
 
