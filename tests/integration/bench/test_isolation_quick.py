@@ -30,6 +30,9 @@ async def test_quick_run_report_shape_negative_control_and_eviction(tmp_path: Pa
             mode["figures"]["80"]
         )
 
+    # the attempt log saw the model's work (wasted tokens and abandonment are judged on it)
+    assert data["modes"]["eviction"]["figures"]["80"]["generated_tokens"] > 0
+
     none = {c["name"]: c["passed"] for c in data["modes"]["none"]["checks"]}
     assert none["L80 ttft p50"] is False and none["L80 ttft p90"] is False
     failed = [c.name for c in report.modes["eviction"].failed()]

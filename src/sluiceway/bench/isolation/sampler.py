@@ -81,7 +81,9 @@ class AttemptLog:
             rid = dict(seq.request.labels).get(REQUEST_ID, "").rpartition(":")[2]
             attempt = ModelAttempt(
                 rid,
-                seq.arrival,  # submitted to the model server (it may wait there for a slot)
+                # submitted to the model server (it may wait there for a slot); the engine
+                # stamps with the clock's monotonic time, the clients with its wall time
+                self.clock.now() - (self.clock.monotonic() - seq.arrival),
                 len(seq.request.prompt),
                 seq.cached_tokens,
                 seq.request.max_tokens,
