@@ -38,6 +38,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sluiceway.demo.command",
     "sluiceway.router.command",
     "sluiceway.broker.command",
+    "sluiceway.bench.command",
 )
 
 

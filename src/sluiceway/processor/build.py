@@ -16,7 +16,6 @@ from sluiceway.broker.redis_gates import RedisGateClients
 from sluiceway.clock import Clock
 from sluiceway.config.processor import MergePolicyConfig, QueueConfig
 from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
-from sluiceway.errors import ConfigError
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
 from sluiceway.processor.specs import (
@@ -34,10 +33,6 @@ __all__ = ["Backend", "merge_spec", "open_backend", "queue_spec", "runtime_setti
 
 def queue_spec(queue: QueueConfig, index: int, key: str = "queues") -> QueueSpec:
     """One queue's runtime settings."""
-    if queue.resume:
-        raise ConfigError(
-            "resume is not implemented in this version", field=f"{key}[{index}].resume"
-        )
     ttl = queue.result_ttl_seconds
     return QueueSpec(
         id=queue.id,
@@ -55,6 +50,7 @@ def queue_spec(queue: QueueConfig, index: int, key: str = "queues") -> QueueSpec
         retry=RetryPolicy(
             queue.max_attempts, queue.max_connect_errors, queue.connect_backoff_cap_seconds
         ),
+        resume=queue.resume,
     )
 
 

@@ -44,6 +44,7 @@ class QueueSpec:
     gate_type: str = ""
     gate_params: Mapping[str, object] = field(default_factory=dict)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    resume: bool = False  # continue an evicted completion from its generated text
 
 
 @dataclass(frozen=True)

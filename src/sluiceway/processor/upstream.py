@@ -73,6 +73,13 @@ class Upstream:
         )
         self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
 
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The pooled session (for steps that stream, such as prefix resume)."""
+        if self._session is None:
+            raise RuntimeError("Upstream.start() was not called")
+        return self._session
+
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()

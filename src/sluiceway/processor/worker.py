@@ -28,6 +28,7 @@ from sluiceway.processor.results import (
     dropped_result,
     gate_error_result,
 )
+from sluiceway.processor.resume import can_resume, send_resuming
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
 from sluiceway.processor.work_item import WorkItem
@@ -186,7 +187,12 @@ class Worker:
         )
         budget = min(self._rt.settings.request_timeout, item.deadline - self._rt.clock.now())
         log.debug("dispatching %s to %s (lane %s)", item.request_id, url, item.lane.key)
-        send = self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
+        send: Coroutine[Any, Any, Attempt]
+        if queue.resume and can_resume(url, data.payload):
+            session, clock = self._upstream.session, self._rt.clock
+            send = send_resuming(session, clock, url, headers, data.payload, budget=budget)
+        else:
+            send = self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
         return await self._await_attempt(item, send)
 
     async def _await_attempt(

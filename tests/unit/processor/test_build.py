@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
 from sluiceway.config.settings import load_processor_settings
-from sluiceway.errors import ConfigError
 from sluiceway.gates.quota import QuotaGate
 from sluiceway.processor.build import runtime_settings
 from sluiceway.processor.service import Processor
@@ -53,15 +50,11 @@ def test_an_empty_request_path_means_upstreams_default() -> None:
     assert runtime_settings(loaded.value).queues[0].request_path == "/v1/completions"
 
 
-def test_resume_is_refused_until_implemented() -> None:
-    config = {
-        "queues": [{"queue_name": "q", "igw_base_url": "http://gw", "resume": True}],
-    }
+def test_resume_on_a_queue_reaches_its_runtime_settings() -> None:
     import json
 
+    config = {"queues": [{"queue_name": "q", "igw_base_url": "http://gw", "resume": True}]}
     loaded = load_processor_settings(
         transport="memory", transport_config=json.dumps(config), env={}
     )
-    with pytest.raises(ConfigError) as info:
-        runtime_settings(loaded.value)
-    assert info.value.field == "queues[0].resume"
+    assert runtime_settings(loaded.value).queues[0].resume is True

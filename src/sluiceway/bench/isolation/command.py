@@ -1,0 +1,106 @@
+"""The ``sluiceway bench isolation`` command: parse, run (or analyse), write, summarise.
+
+Exit status: 0 when every mode is valid and every protected mode passes its checks (the
+no-protection control is expected to fail); 1 otherwise; 2 on bad options.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from sluiceway.bench.isolation.modes import MODES
+from sluiceway.bench.isolation.plan import IsolationOptions
+from sluiceway.bench.isolation.report import write_report
+from sluiceway.bench.isolation.result import IsolationReport
+
+__all__ = ["exit_code", "parse_settings", "run_command"]
+
+QUICK_MODES = ("none", "eviction")
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+def parse_settings(items: list[str]) -> dict[str, str]:
+    """``AMT_KEY=VALUE`` pairs; anything else is a :class:`ValueError`."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.startswith("AMT_"):
+            raise ValueError(f"--set {item!r}: expected AMT_KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def exit_code(report: IsolationReport) -> int:
+    ok = all(r.valid for r in report.modes.values()) and all(
+        r.passed for m, r in report.modes.items() if m != "none"
+    )
+    return 0 if ok else 1
+
+
+def _print(report: IsolationReport, where: Path) -> None:
+    for mode, result in report.modes.items():
+        verdict = "PASS" if result.passed else "FAIL"
+        print(f"{mode}: {verdict}, valid={str(result.valid).lower()}")
+        for check in result.failed():
+            print(f"  failed: {check.name} (observed {check.observed}, bound {check.bound})")
+    print(f"report: {where}")
+
+
+def run_command(
+    *,
+    modes: str,
+    quick: bool,
+    full: bool,
+    levels: str,
+    output: Path,
+    time_scale: float,
+    capacity: int,
+    endpoints: str,
+    settings: list[str],
+    analyze: Path | None,
+    client: str,
+    venv: Path | None,
+) -> int:
+    try:
+        chosen = _split(modes) or (QUICK_MODES if quick else MODES)
+        if quick and full:
+            raise ValueError("--quick and --full exclude each other")
+        options = IsolationOptions(
+            modes=chosen,
+            quick=quick,
+            levels=tuple(int(x) for x in _split(levels)) or None,
+            capacity=capacity,
+            time_scale=time_scale,
+            output=output,
+            endpoints=_split(endpoints),
+            settings=parse_settings(settings),
+        )
+        if client not in ("builtin", "inference-perf"):
+            raise ValueError(f"--client {client!r}: use builtin or inference-perf")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if analyze is not None:
+        from sluiceway.bench.isolation.inference_perf import analyze_dir
+
+        report = analyze_dir(analyze, options)
+    elif client == "inference-perf":
+        from sluiceway.bench.isolation.inference_perf import write_configs
+
+        for path in write_configs(options, output, venv):
+            print(f"wrote {path}")
+        return 0
+    else:
+        from sluiceway.bench.isolation.runner import run_isolation
+
+        report = run_isolation(
+            options,
+            progress=lambda line: print(line, flush=True),
+            after_mode=lambda partial: write_report(partial, output),
+        )
+    _print(report, write_report(report, output))
+    return exit_code(report)

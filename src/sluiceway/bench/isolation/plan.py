@@ -1,0 +1,92 @@
+"""What a run does: its options and the stage plan derived from them (pure).
+
+The full plan is the nightly test's: realtime concurrency k = max(1, round(L/100 x C)) at
+L = 20/80/90/100, max(k, ceil(k x 80 / 2.0)) realtime requests per stage, async at
+max(10, round(2 C / 2.0)) req/s with a max(20, round(4 x 2.0)) s client timeout and a 15 s
+warm-up. ``quick`` runs one level with short stages. Durations are in scaled seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sluiceway.bench.isolation.modes import MODES
+
+__all__ = ["FULL_LEVELS", "IsolationOptions", "StagePlan", "realtime_concurrency"]
+
+FULL_LEVELS = (20, 80, 90, 100)
+QUICK_LEVEL = 80
+SERVICE_S = 2.0  # the guide pool's service time for a 128-token completion
+
+
+def realtime_concurrency(level: int, capacity: int) -> int:
+    """k for level L (percent of C)."""
+    return max(1, round(level / 100 * capacity))
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """Durations of one run's stages (scaled seconds)."""
+
+    levels: tuple[int, ...]
+    realtime_seconds: float
+    async_rate: float
+    async_timeout: float
+    async_lead: float  # the async load starts this long before the realtime load
+    async_only_seconds: float
+    warmup: float
+    output_tokens: int = 128
+
+    def realtime_requests(self, k: int) -> int:
+        return max(k, math.ceil(k * self.realtime_seconds / SERVICE_S))
+
+
+@dataclass(frozen=True)
+class IsolationOptions:
+    """How to run (see ``sluiceway bench isolation --help``)."""
+
+    modes: tuple[str, ...] = MODES
+    quick: bool = False
+    levels: tuple[int, ...] | None = None
+    capacity: int = 10
+    time_scale: float = 1.0
+    output: Path = Path("sluiceway-isolation")
+    endpoints: tuple[str, ...] = ()  # real model servers instead of the simulator
+    settings: dict[str, str] = field(default_factory=dict)  # AMT_* tolerance overrides
+    realtime_seconds: float | None = None
+    async_only_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        for mode in self.modes:
+            if mode not in MODES:
+                raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        if self.time_scale <= 0:
+            raise ValueError("time_scale must be positive")
+        if self.capacity < 1:
+            raise ValueError("capacity must be at least 1")
+
+    def plan(self) -> StagePlan:
+        """The stage plan: the nightly's, or the quick one."""
+        timeout = float(max(20, round(4 * SERVICE_S)))
+        rate = float(max(10, round(2 * self.capacity / SERVICE_S)))
+        if self.quick:
+            return StagePlan(
+                levels=self.levels or (QUICK_LEVEL,),
+                realtime_seconds=self.realtime_seconds or 16.0,
+                async_rate=rate,
+                async_timeout=timeout,
+                async_lead=4.0,
+                async_only_seconds=self.async_only_seconds or 10.0,
+                warmup=3.0,
+            )
+        return StagePlan(
+            levels=self.levels or FULL_LEVELS,
+            realtime_seconds=self.realtime_seconds or 80.0,
+            async_rate=rate,
+            async_timeout=timeout,
+            async_lead=timeout,
+            async_only_seconds=self.async_only_seconds or 140.0,
+            warmup=15.0,
+        )

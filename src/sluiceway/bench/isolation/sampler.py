@@ -1,0 +1,169 @@
+"""What the run watches besides the clients: the model servers' running and waiting requests,
+the router's request counts by band, every model attempt (for wasted tokens and abandoned
+requests), and the event loop's lag.
+
+Upstream samples every 5 s from a pod; in one process we sample every quarter second (scaled)
+and observe every attempt's start and end directly on the simulator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from prometheus_client import CollectorRegistry
+
+from sluiceway.bench.isolation.checks import BandSample, PoolSample
+from sluiceway.bench.isolation.records import percentile
+from sluiceway.bench.isolation.waste import ModelAttempt
+from sluiceway.clock import Clock
+from sluiceway.sim import Engine
+
+__all__ = ["AttemptLog", "LoopLag", "PoolWatch", "band_counts"]
+
+REQUEST_ID = "x-request-id"
+_REQUESTS_TOTAL = "llm_d_epp_flow_control_requests_total"
+
+
+def band_counts(registry: CollectorRegistry) -> dict[int, float]:
+    """The router's cumulative requests by priority (every outcome), as upstream scrapes."""
+    out: dict[int, float] = {}
+    for metric in registry.collect():
+        for sample in metric.samples:
+            if sample.name != _REQUESTS_TOTAL:
+                continue
+            with contextlib.suppress(KeyError, ValueError):
+                prio = int(sample.labels["priority"])
+                out[prio] = out.get(prio, 0.0) + sample.value
+    return out
+
+
+@dataclass
+class AttemptLog:
+    """Every attempt's start, prompt, cache hits and generated tokens, by request id (the
+    ``x-request-id`` the simulator records), read off the engines as attempts start and end."""
+
+    clock: Clock
+    engines: Sequence[Engine]
+    attempts: list[ModelAttempt] = field(default_factory=list)
+    _live: dict[int, dict[str, tuple[Any, ModelAttempt]]] = field(default_factory=dict)
+
+    def watch(self) -> Callable[[], None]:
+        stops = [e.labels.subscribe(self._changed(e)) for e in self.engines]
+
+        def unsubscribe() -> None:
+            for stop in stops:
+                stop()
+
+        return unsubscribe
+
+    def _changed(self, engine: Engine) -> Callable[[int, tuple[tuple[str, str], ...]], None]:
+        live = self._live.setdefault(id(engine), {})
+
+        def on_change(delta: int, labels: tuple[tuple[str, str], ...]) -> None:
+            if delta > 0:
+                self._started(engine, live)
+            else:
+                self._ended(engine, live)
+
+        return on_change
+
+    def _started(self, engine: Engine, live: dict[str, tuple[Any, ModelAttempt]]) -> None:
+        for sim_id in engine.running_ids():
+            seq = engine.sequence(sim_id)
+            if seq is None or sim_id in live:
+                continue
+            rid = dict(seq.request.labels).get(REQUEST_ID, "").rpartition(":")[2]
+            attempt = ModelAttempt(
+                rid,
+                # submitted to the model server (it may wait there for a slot); the engine
+                # stamps with the clock's monotonic time, the clients with its wall time
+                self.clock.now() - (self.clock.monotonic() - seq.arrival),
+                len(seq.request.prompt),
+                seq.cached_tokens,
+                seq.request.max_tokens,
+            )
+            self.attempts.append(attempt)
+            live[sim_id] = (seq, attempt)
+
+    def _ended(self, engine: Engine, live: dict[str, tuple[Any, ModelAttempt]]) -> None:
+        running = set(engine.running_ids())
+        for sim_id in [s for s in live if s not in running]:
+            seq, attempt = live.pop(sim_id)
+            attempt.generated = len(seq.output)
+
+    def since(self, at: float) -> list[ModelAttempt]:
+        return [a for a in self.attempts if a.started >= at]
+
+
+@dataclass
+class LoopLag:
+    """How late a 10 ms timer fires, in wall milliseconds."""
+
+    interval: float = 0.01
+    lags: list[float] = field(default_factory=list)
+
+    async def run(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(self.interval)
+            self.lags.append(max(0.0, (time.perf_counter() - before - self.interval) * 1000))
+
+    def mark(self) -> int:
+        return len(self.lags)
+
+    def p99(self, since: int = 0) -> float | None:
+        values = self.lags[since:]
+        return percentile(values, 0.99) if values else None
+
+
+@dataclass
+class PoolWatch:
+    """Samples the pool every ``interval`` scaled seconds."""
+
+    clock: Clock
+    engines: Sequence[Engine]
+    endpoints: Sequence[str]
+    registry: CollectorRegistry
+    realtime_in_flight: Callable[[], int]
+    interval: float = 0.25
+    pool: list[PoolSample] = field(default_factory=list)
+    bands: list[BandSample] = field(default_factory=list)
+
+    async def run(self) -> None:
+        async with aiohttp.ClientSession() as http:
+            while True:
+                running, waiting = await self._pool_now(http)
+                now = self.clock.now()
+                self.pool.append(PoolSample(now, running, waiting, self.realtime_in_flight()))
+                self.bands.append(BandSample(now, band_counts(self.registry)))
+                await asyncio.sleep(self.clock.to_wall(self.interval))
+
+    async def _pool_now(self, http: aiohttp.ClientSession) -> tuple[int, int]:
+        if self.engines:
+            return (
+                sum(e.num_running for e in self.engines),
+                sum(e.num_waiting for e in self.engines),
+            )
+        running = waiting = 0
+        for url in self.endpoints:
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                async with http.get(url + "/metrics", timeout=aiohttp.ClientTimeout(2)) as r:
+                    text = await r.text()
+                running += int(_gauge(text, "vllm:num_requests_running"))
+                waiting += int(_gauge(text, "vllm:num_requests_waiting"))
+        return running, waiting
+
+
+def _gauge(text: str, name: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and (len(line) == len(name) or line[len(name)] in " {"):
+            with contextlib.suppress(ValueError):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
