@@ -52,7 +52,7 @@ def _assert_passed(code: int, output: str) -> None:
 def test_demo_runs_every_scenario_in_process_and_writes_the_report(tmp_path: Path) -> None:
     code, output = _run(["--report", str(tmp_path / "report")])
     _assert_passed(code, output)
-    assert SCENARIOS == ["A", "B", "C", "D", "E", "F", "G"]
+    assert SCENARIOS == ["A", "B", "C", "D", "E", "F", "G", "H"]
     for table in ("per lane", "quota counters over time", "Realtime TTFT"):
         assert table in output
     page = (tmp_path / "report" / "index.html").read_text()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sluiceway.demo.context import StepContext
 from sluiceway.demo.findings import StepReport
 from sluiceway.demo.steps_gates import scenario_c, scenario_d
+from sluiceway.demo.steps_isolation import scenario_h
 from sluiceway.demo.steps_quota import scenario_a, scenario_b
 from sluiceway.demo.steps_router import scenario_e, scenario_f, scenario_g
 
@@ -30,4 +31,5 @@ STEPS: tuple[Step, ...] = (
     Step("E", "router strict bands, fairness, band full", scenario_e),
     Step("F", "in-flight eviction protects realtime", scenario_f),
     Step("G", "priority holdback keeps headroom", scenario_g),
+    Step("H", "realtime isolation, one level: no protection vs best mode", scenario_h),
 )
