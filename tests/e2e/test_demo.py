@@ -56,7 +56,7 @@ def test_demo_runs_every_scenario_in_process_and_writes_the_report(tmp_path: Pat
     for table in ("per lane", "quota counters over time", "Realtime TTFT"):
         assert table in output
     page = (tmp_path / "report" / "index.html").read_text()
-    assert "7 of 7 scenarios passed" in page
+    assert "8 of 8 scenarios passed" in page
     if plots.plotting_available():
         for name in ("lane-timeline.png", "ttft-cdf.png", "occupancy.png"):
             png = tmp_path / "report" / name
