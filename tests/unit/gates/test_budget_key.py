@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from signals.fakes import SetSource
+
 from sluiceway.gates.factory import build_gate
 from sluiceway.gates.metric import MetricGate
 
-from .fakes import SetSource
 from .helpers import NOW
 from .hub import context
 

@@ -4,6 +4,7 @@ admission that never lets its own requests exceed the capacity."""
 from __future__ import annotations
 
 import pytest
+from signals.fakes import SetSource
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Holdings, Verdict
@@ -12,7 +13,6 @@ from sluiceway.gates.factory import build_gate
 from sluiceway.gates.metric import SIGNALS_SERVICE, MetricGate, clamp01
 from sluiceway.signals.refresher import SignalHub
 
-from .fakes import SetSource
 from .helpers import NOW, make_request
 from .hub import context
 

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Mapping
 
 import pytest
+from signals.fakes import SetSource
 
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Holdings, Verdict
@@ -20,7 +21,6 @@ from sluiceway.gates.metric import (
 )
 from sluiceway.signals.refresher import SignalHub
 
-from .fakes import SetSource
 from .helpers import NOW, make_request
 
 
