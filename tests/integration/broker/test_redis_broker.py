@@ -13,6 +13,7 @@ from brokers.conformance import (
     QUEUE,
     RESULTS,
     BrokerConformance,
+    ask,
     member,
     put,
     result_for,
@@ -59,6 +60,61 @@ async def test_claims_use_the_upstream_keys_and_formats(redis_server: RedisServe
         (bad,) = await broker.peek(QUEUE, 1)
         assert await broker.quarantine(bad)
         assert await raw.lrange(f"{QUEUE}:invalid", 0, -1) == ["{broken"]
+    finally:
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def test_a_batch_claim_publishes_one_event_per_key(redis_server: RedisServer) -> None:
+    """The processor listens to its queues' keyspace channels: a claimed batch of ten costs it
+    one ``zrem`` message, not ten."""
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    await raw.config_set("notify-keyspace-events", "KEA")
+    pubsub = raw.pubsub()
+    try:
+        await put(broker, *((f"b{i}", NOW + i) for i in range(11)))  # the key outlives the claim
+        await pubsub.subscribe(f"__keyspace@0__:{QUEUE}")
+        await pubsub.get_message(timeout=1.0)  # the subscribe confirmation
+        outcomes = await broker.claim_many([ask(e) for e in await broker.peek(QUEUE, 10)])
+        assert all(o.claim is not None for o in outcomes)
+        events = []
+        while (msg := await pubsub.get_message(timeout=0.2)) is not None:
+            events.append(msg["data"])
+        assert events == ["zrem"]
+        assert await raw.hlen(f"{QUEUE}:claimed") == 10
+        assert await raw.zcard(f"{QUEUE}:claims-idx") == 10
+    finally:
+        await pubsub.aclose()
+        await broker.aclose()
+        await raw.aclose()
+
+
+async def test_a_batch_naming_an_entry_twice_claims_it_once(redis_server: RedisServer) -> None:
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    try:
+        await put(broker, ("a", NOW + 1), ("b", NOW + 2))
+        a, b = await broker.peek(QUEUE, 2)
+        codes = await broker.claim_many([ask(a), ask(a, owner="b" * 16), ask(b)])
+        assert [o.claim is not None for o in codes] == [True, False, True]
+        assert codes[0].claim is not None and codes[0].claim.owner == "a" * 16
+    finally:
+        await broker.aclose()
+
+
+async def test_a_batch_larger_than_one_write_slice_is_claimed_whole(
+    redis_server: RedisServer,
+) -> None:
+    """The script writes in slices (Lua's stack is small); 1,200 entries take two."""
+    broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
+    raw = await _raw(redis_server)
+    try:
+        await put(broker, *((f"s{i}", NOW + i) for i in range(1200)))
+        entries = await broker.peek(QUEUE, 1200)
+        outcomes = await broker.claim_many([ask(e) for e in entries])
+        assert sum(o.claim is not None for o in outcomes) == 1200
+        assert await raw.zcard(QUEUE) == 0
+        assert await raw.hlen(f"{QUEUE}:claim-owners") == 1200
     finally:
         await broker.aclose()
         await raw.aclose()
