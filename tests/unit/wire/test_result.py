@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sluiceway.errors import WireError
 from sluiceway.wire import ErrorCode, ResultRecord, decode_result, encode_result
@@ -63,3 +67,23 @@ def test_bad_records_raise(text: str) -> None:
 def test_ok_needs_a_status() -> None:
     with pytest.raises(ValueError):
         ResultRecord.ok("a", 0, "")
+
+
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)))  # no lone surrogates: not UTF-8
+
+
+@given(_TEXT, st.integers(0, 999), _TEXT, _TEXT, _TEXT, _TEXT)
+def test_records_encode_as_the_generic_encoder_would(
+    id: str, status: int, payload: str, code: str, message: str, token: str
+) -> None:
+    """The record is built from parts; it must stay byte-identical to compact JSON."""
+    rec = ResultRecord(id, payload, status, code, message, token)
+    doc: dict[str, object] = {"id": id}
+    if status > 0:
+        doc["status_code"] = status
+    doc["payload"] = payload
+    for key, value in (("error_code", code), ("error_message", message), ("request_token", token)):
+        if value:
+            doc[key] = value
+    assert encode_result(rec) == json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    assert decode_result(encode_result(rec)) == rec
