@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import aiohttp
+import orjson
 
 from sluiceway.clock import Clock
 from sluiceway.processor.outcome import Attempt, AttemptKind
@@ -20,13 +21,19 @@ from sluiceway.wire import headers as h
 __all__ = ["Upstream", "encode_body", "usage_tokens"]
 
 
-# One encoder for every body (``json.dumps`` with options builds a new one per call).
+# The fallback for what orjson refuses (integers beyond 64 bits, keys that are not strings).
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def encode_body(payload: Any) -> bytes:
-    """The request body: the entry's payload as JSON (an absent payload sends ``{}``)."""
-    return _ENCODER.encode({} if payload is None else payload).encode()
+    """The request body: the entry's payload as compact UTF-8 JSON (an absent payload sends
+    ``{}``). orjson encodes the usual payload at a tenth of ``json``'s cost; the standard
+    encoder takes what orjson refuses, so every payload that decoded is sent."""
+    body = {} if payload is None else payload
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # orjson.JSONEncodeError
+        return _ENCODER.encode(body).encode()
 
 
 _DECODER = json.JSONDecoder()

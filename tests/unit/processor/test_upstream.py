@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -65,6 +66,22 @@ async def test_connection_refused_is_a_transport_failure(upstream: Upstream) -> 
     url = f"http://127.0.0.1:{free_port()}/v1/completions"
     attempt = await upstream.send(url, {}, b"{}", budget=5)
     assert attempt.kind is AttemptKind.CONNECT_ERROR and "Connect" in attempt.error
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"prompt": "héllo ✓", "temperature": 0.7, "stop": None, "logit_bias": {"50256": -100}},
+        {"seed": 2**70},  # beyond 64 bits: the standard encoder takes it
+        {1: "a key that is not a string"},
+        ["a", 1e-05, 1e16, True],
+    ],
+)
+def test_every_decoded_payload_is_sent_as_the_same_json(payload: object) -> None:
+    body = encode_body(payload)
+    expected = json.loads(json.dumps(payload))
+    assert json.loads(body) == expected
+    assert b", " not in body and b": " not in body  # compact
 
 
 def test_body_and_usage_helpers() -> None:
