@@ -17,7 +17,7 @@ import random
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, NamedTuple, TypeVar
 
 from sluiceway.wire.lanes import LANES
 
@@ -27,9 +27,9 @@ T = TypeVar("T")
 Ordering = Literal["tier-priority", "random-robin"]
 
 
-@dataclass(frozen=True, slots=True)
-class Picked(Generic[T]):
-    """An item taken from the scheduler with the lane and queue it came from."""
+class Picked(NamedTuple, Generic[T]):
+    """An item taken from the scheduler with the lane and queue it came from (a tuple: one
+    per dispatched request, built in C)."""
 
     item: T
     lane: int

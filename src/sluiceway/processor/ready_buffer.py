@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import deque
 from collections.abc import Callable
 
 from sluiceway.gates.base import Gate
@@ -38,8 +39,8 @@ class ReadyBuffer:
         self.busy = 0  # items taken by workers and not yet recorded
         self.dispatching = 0  # upstream attempts in flight (budget targets count these)
         self.capacity_changed = Pulse()  # an item finished: parked workers re-try their gates
-        self._ready = asyncio.Condition()
-        self._waiting = 0  # workers inside take() waiting for an item
+        # Workers waiting for an item, oldest first: a put wakes one (no lock, no condition).
+        self._waiters: deque[asyncio.Future[None]] = deque()
         self._closed = False
         self._on_room = on_room  # called when a queue's buffer falls to ``refill_at``
 
@@ -55,20 +56,20 @@ class ReadyBuffer:
         self.scheduler.add(
             item, lane=item.lane.index, queue=item.queue.queue_name, deadline=item.deadline
         )
-        if self._waiting:  # else a worker finds the item when it next looks
-            async with self._ready:
-                self._ready.notify()
+        self._wake_one()
 
     async def take(self) -> WorkItem | None:
         """The next item in lane order; None once the pool is closed and empty. A ready item
-        is taken at once; the condition is entered only to wait for one."""
-        if not self._has_work():
-            self._waiting += 1
+        is taken at once; a worker waits only when none is."""
+        while not self._has_work():
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
             try:
-                async with self._ready:
-                    await self._ready.wait_for(self._has_work)
-            finally:
-                self._waiting -= 1
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_one()  # woken, then cancelled: the wake-up goes to the next
+                raise
         picked = self.scheduler.pop()
         if picked is None:
             return None
@@ -76,6 +77,13 @@ class ReadyBuffer:
         if self.scheduler.count_for_queue(picked.queue) == self.refill_at:
             self._on_room()
         return picked.item
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
 
     def _has_work(self) -> bool:
         return len(self.scheduler) > 0 or self._closed
@@ -105,7 +113,7 @@ class ReadyBuffer:
         """Stop handing out items; return the ones still buffered (to be released)."""
         self._closed = True
         items = list(self.scheduler.drain())
-        async with self._ready:
-            self._ready.notify_all()
+        while self._waiters:
+            self._wake_one()
         self.capacity_changed.fire()
         return items

@@ -78,3 +78,15 @@ async def test_each_put_wakes_one_waiting_taker_and_none_is_lost() -> None:
     await p.put(Item("ready", 5, "a"))  # type: ignore[arg-type]
     again = await p.take()  # an item is ready: taken without waiting
     assert again is not None and again.name == "ready"  # type: ignore[attr-defined]
+
+
+async def test_a_taker_cancelled_after_its_wake_up_passes_the_item_on() -> None:
+    p = pool(workers=2, queues=1, buffer_per_queue=10)
+    first = asyncio.create_task(p.take())
+    second = asyncio.create_task(p.take())
+    await asyncio.sleep(0)  # both wait, ``first`` longest
+    await p.put(Item("only", 5, "a"))  # type: ignore[arg-type]
+    first.cancel()  # woken, but cancelled before it ran
+    taken = await asyncio.wait_for(second, timeout=5)
+    assert taken is not None and taken.name == "only"  # type: ignore[attr-defined]
+    assert first.cancelled()
