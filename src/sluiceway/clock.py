@@ -44,6 +44,10 @@ class RealClock:
         self._scale = float(scale)
         self._anchor = time.time() if anchor is None else float(anchor)
         self._mono_anchor = time.monotonic()
+        if self._scale == 1.0:
+            # Scaled time is wall time: hot paths read the clocks without a frame per read.
+            self.now = time.time  # type: ignore[method-assign]
+            self.monotonic = time.monotonic  # type: ignore[method-assign]
 
     @property
     def scale(self) -> float:

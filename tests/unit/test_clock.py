@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -17,6 +18,14 @@ def test_real_clock_scales_around_anchor(monkeypatch: pytest.MonkeyPatch) -> Non
     assert clock.now() == pytest.approx(1025.0)
     assert clock.to_wall(30.0) == pytest.approx(3.0)
     assert isinstance(clock, Clock)
+
+
+def test_real_clock_at_scale_one_is_the_wall_clock() -> None:
+    clock = RealClock()
+    before = time.time(), time.monotonic()
+    now, mono = clock.now(), clock.monotonic()
+    assert before[0] <= now <= time.time() and before[1] <= mono <= time.monotonic()
+    assert clock.to_wall(3.0) == 3.0
 
 
 def test_real_clock_rejects_non_positive_scale() -> None:
