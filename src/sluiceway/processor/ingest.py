@@ -341,12 +341,12 @@ class QueueIngest:
                 e = candidate.envelope
                 await self._answer(outcome.claim, e, cancelled_result(e.id, e.request_token), None)
             else:
-                await self._buffer(candidate, outcome.claim)
+                self._buffer(candidate, outcome.claim)
                 admitted += 1
                 log.debug("claimed %s from %s", candidate.envelope.id, self._queue.queue_name)
         return admitted, lost
 
-    async def _buffer(self, candidate: Candidate, claim: Claim) -> None:
+    def _buffer(self, candidate: Candidate, claim: Claim) -> None:
         envelope = candidate.envelope
         merge = self._rt.settings.merge
         lane = lane_for(
@@ -365,7 +365,7 @@ class QueueIngest:
         )
         self._rt.book.add(item)
         self._rt.metrics.buffered(self.labels)
-        await self._pool.put(item)
+        self._pool.put(item)
 
     async def _drop(self, entry: Entry, envelope: Envelope, decision: Decision) -> EntryDecision:
         if await self._is_cancelled(envelope):

@@ -52,7 +52,7 @@ class ReadyBuffer:
         """How many more ready items ``queue`` may add."""
         return 0 if self._closed else max(0, self.target - self.scheduler.count_for_queue(queue))
 
-    async def put(self, item: WorkItem) -> None:
+    def put(self, item: WorkItem) -> None:
         self.scheduler.add(
             item, lane=item.lane.index, queue=item.queue.queue_name, deadline=item.deadline
         )

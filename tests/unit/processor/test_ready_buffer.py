@@ -26,15 +26,15 @@ async def test_room_is_bounded_per_queue_near_the_worker_count() -> None:
     p = pool(workers=4, queues=2)
     assert p.target == 3 and p.room_for("a") == 3
     for i in range(3):
-        await p.put(Item(f"a{i}", 5, "a"))  # type: ignore[arg-type]
+        p.put(Item(f"a{i}", 5, "a"))  # type: ignore[arg-type]
     assert p.room_for("a") == 0 and p.room_for("b") == 3
 
 
 async def test_take_follows_lanes_and_signals_room_when_a_full_queue_drains() -> None:
     rooms: list[str] = []
     p = pool(workers=1, queues=1, on_room=lambda: rooms.append("room"))
-    await p.put(Item("low", 5, "a"))  # type: ignore[arg-type]
-    await p.put(Item("high", 0, "a"))  # type: ignore[arg-type]
+    p.put(Item("low", 5, "a"))  # type: ignore[arg-type]
+    p.put(Item("high", 0, "a"))  # type: ignore[arg-type]
     assert p.room_for("a") == 0
     taken = await p.take()
     assert taken is not None and taken.name == "high"  # type: ignore[attr-defined]
@@ -47,9 +47,9 @@ async def test_close_hands_back_buffered_items_and_wakes_takers() -> None:
     p = pool()
     waiter = asyncio.create_task(p.take())
     await asyncio.sleep(0)
-    await p.put(Item("x", 2, "a"))  # type: ignore[arg-type]
+    p.put(Item("x", 2, "a"))  # type: ignore[arg-type]
     assert await waiter is not None
-    await p.put(Item("y", 2, "a"))  # type: ignore[arg-type]
+    p.put(Item("y", 2, "a"))  # type: ignore[arg-type]
     idle = asyncio.create_task(p.take())
     left = await p.close()
     assert [i.name for i in left] == ["y"]  # type: ignore[attr-defined]
@@ -58,9 +58,11 @@ async def test_close_hands_back_buffered_items_and_wakes_takers() -> None:
 
 async def test_ingest_is_woken_once_the_buffer_is_half_drained_not_per_take() -> None:
     rooms: list[int] = []
-    p = pool(workers=9, queues=1, on_room=lambda: rooms.append(len(p.scheduler)))  # target 10
+    p: ReadyBuffer = pool(
+        workers=9, queues=1, on_room=lambda: rooms.append(len(p.scheduler))
+    )  # target 10
     for i in range(10):
-        await p.put(Item(f"a{i}", 5, "a"))  # type: ignore[arg-type]
+        p.put(Item(f"a{i}", 5, "a"))  # type: ignore[arg-type]
     for _ in range(10):
         await p.take()
     assert p.refill_at == 5 and rooms == [5]
@@ -72,10 +74,10 @@ async def test_each_put_wakes_one_waiting_taker_and_none_is_lost() -> None:
     await asyncio.sleep(0)  # all three wait on the empty buffer
     assert not any(t.done() for t in takers)
     for i in range(3):
-        await p.put(Item(f"i{i}", 5, "a"))  # type: ignore[arg-type]
+        p.put(Item(f"i{i}", 5, "a"))  # type: ignore[arg-type]
     taken = await asyncio.wait_for(asyncio.gather(*takers), timeout=5)
     assert sorted(t.name for t in taken) == ["i0", "i1", "i2"]  # type: ignore[union-attr]
-    await p.put(Item("ready", 5, "a"))  # type: ignore[arg-type]
+    p.put(Item("ready", 5, "a"))  # type: ignore[arg-type]
     again = await p.take()  # an item is ready: taken without waiting
     assert again is not None and again.name == "ready"  # type: ignore[attr-defined]
 
@@ -85,7 +87,7 @@ async def test_a_taker_cancelled_after_its_wake_up_passes_the_item_on() -> None:
     first = asyncio.create_task(p.take())
     second = asyncio.create_task(p.take())
     await asyncio.sleep(0)  # both wait, ``first`` longest
-    await p.put(Item("only", 5, "a"))  # type: ignore[arg-type]
+    p.put(Item("only", 5, "a"))  # type: ignore[arg-type]
     first.cancel()  # woken, but cancelled before it ran
     taken = await asyncio.wait_for(second, timeout=5)
     assert taken is not None and taken.name == "only"  # type: ignore[attr-defined]
