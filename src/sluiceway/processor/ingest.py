@@ -297,7 +297,7 @@ class QueueIngest:
     ) -> EntryDecision:
         """The queue gate: ADMITTED (a candidate for the batch claim, stamped with the gate's
         classification), HELD / CLOSED (stays pending) or SETTLED (the gate dropped it)."""
-        if not await self._within_budget(now, chosen):
+        if self.gate is not None and not await self._within_budget(self.gate, now, chosen):
             return EntryDecision.held("gate_closed", closed=True)
         owner = new_owner()
         holdings = Holdings()
@@ -315,10 +315,8 @@ class QueueIngest:
             envelope = _classified(envelope, decision.classification)
         return EntryDecision.admitted(Candidate(entry, envelope, owner, holdings))
 
-    async def _within_budget(self, now: float, chosen: int) -> bool:
-        if self.gate is None:
-            return True
-        budget = await self.gate.budget(now)
+    async def _within_budget(self, gate: Gate, now: float, chosen: int) -> bool:
+        budget = await gate.budget(now)
         self._rt.metrics.budget_read(self.labels, budget)
         in_flight = self._rt.book.count_for_queue(self._queue.queue_name) + chosen
         return budget_allows(budget, in_flight, self._pool.spec.workers)
