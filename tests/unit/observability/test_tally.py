@@ -98,7 +98,10 @@ def test_the_exposition_is_prometheus_clients_byte_for_byte(
     assert b'le="1.8e+06"' in expected and b'queue_id="idle"' in expected
 
 
-def test_created_is_the_wall_time_a_series_was_first_looked_up() -> None:
+def test_created_is_the_wall_time_a_series_was_first_looked_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(prometheus_metrics, "_use_created", True)
     before = time.time()
     counter = TallyCounter("x_total", "X.", ["q"])
     histogram = TallyHistogram("x_ms", "X.", ["q"], buckets=[1])

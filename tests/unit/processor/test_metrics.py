@@ -199,15 +199,14 @@ def test_the_registry_exposes_what_prometheus_client_objects_would(
     assert (b"llm_d_async_async_request_created{" in expected) is created
 
 
-def test_created_stamps_are_present_and_plausible() -> None:
+def test_created_stamps_are_present_and_plausible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prometheus_metrics, "_use_created", True)
     before = time.time()
     metrics = ProcessorMetrics()
     labels = QueueLabels("q", "q", "p")
     metrics.prepare(labels)
     metrics.picked_up(labels, waited_ms=1, first=True)
     after = time.time()
-    if not prometheus_metrics._use_created:
-        pytest.skip("PROMETHEUS_DISABLE_CREATED_SERIES is set")
     values = {"queue_id": "q", "queue_name": "q", "pool_name": "p"}
     for name in ("request_created", "queue_residence_time_millis_created"):
         stamp = metrics.registry.get_sample_value(f"llm_d_async_async_{name}", values)
