@@ -4,15 +4,18 @@ processor.
 Names come from :mod:`sluiceway.observability.names`; labels are the queue triple
 (``queue_id``, ``queue_name``, ``pool_name``). Pool-gate series carry empty queue labels, as
 upstream. A per-instance :class:`CollectorRegistry` lets tests run several processors.
+
+Counters and histograms are tallies (:mod:`sluiceway.observability.tally`): plain numbers the
+event loop adds to, exported at scrape time with the exposition prometheus_client's own
+``Counter`` and ``Histogram`` give. A request's path updates about seven of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Generic, NamedTuple, TypeVar, cast
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client import utils as prometheus_utils
+from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
@@ -21,6 +24,7 @@ from sluiceway.observability.names import (
     PROCESSOR_LABELS,
     processor_metric,
 )
+from sluiceway.observability.tally import TallyCounter, TallyHistogram, go_float
 
 __all__ = ["PROXIMITY_BUCKETS", "Family", "ProcessorMetrics", "ProximitySnapshot", "QueueLabels"]
 
@@ -52,17 +56,14 @@ class QueueLabels(NamedTuple):
         return cls("", "", pool_id)
 
 
-M = TypeVar("M", Counter, Gauge, Histogram)
+class Family:
+    """A labelled gauge whose children are looked up once per label set."""
 
+    def __init__(self, metric: Gauge) -> None:
+        self.metric = metric
+        self._children: dict[tuple[str, ...], Gauge] = {}
 
-class Family(Generic[M]):
-    """A labelled metric whose children are looked up once per label set (hot path)."""
-
-    def __init__(self, metric: M) -> None:
-        self.metric: M = metric
-        self._children: dict[tuple[str, ...], M] = {}
-
-    def labels(self, *values: str) -> M:
+    def labels(self, *values: str) -> Gauge:
         child = self._children.get(values)
         if child is None:
             child = self._children[values] = self.metric.labels(*values)
@@ -71,24 +72,20 @@ class Family(Generic[M]):
 
 def _counter(
     registry: CollectorRegistry, name: str, doc: str, extra: Sequence[str] = ()
-) -> Family[Counter]:
-    metric = Counter(processor_metric(name), doc, [*PROCESSOR_LABELS, *extra], registry=registry)
-    return Family(metric)
+) -> TallyCounter:
+    labels = [*PROCESSOR_LABELS, *extra]
+    return TallyCounter(processor_metric(name), doc, labels, registry=registry)
 
 
-def _gauge(
-    registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]
-) -> Family[Gauge]:
+def _gauge(registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]) -> Family:
     return Family(Gauge(processor_metric(name), doc, list(labels), registry=registry))
 
 
 def _histogram(
     registry: CollectorRegistry, name: str, doc: str, buckets: Sequence[float]
-) -> Family[Histogram]:
-    metric = Histogram(
-        processor_metric(name), doc, list(PROCESSOR_LABELS), buckets=buckets, registry=registry
-    )
-    return Family(metric)
+) -> TallyHistogram:
+    name = processor_metric(name)
+    return TallyHistogram(name, doc, PROCESSOR_LABELS, buckets=buckets, registry=registry)
 
 
 class ProximitySnapshot(Collector):
@@ -111,17 +108,12 @@ class ProximitySnapshot(Collector):
         )
         for values, (counts, total) in self._snapshots.items():
             buckets = [
-                (_go_float(b * 1000), float(c))
+                (go_float(b * 1000), float(c))
                 for b, c in zip(PROXIMITY_BUCKETS, counts, strict=True)
             ]
             buckets.append(("+Inf", float(total)))
             family.add_metric(list(values), buckets, _midpoint_sum(counts, total))
         return [family]
-
-
-def _go_float(value: float) -> str:
-    """A bucket bound as Prometheus clients print it (``0.0``, ``1000.0``, ``1.8e+06``)."""
-    return cast(Callable[[float], str], prometheus_utils.floatToGoString)(value)
 
 
 def _midpoint_sum(counts: list[int], total: int) -> float:
@@ -133,8 +125,10 @@ def _midpoint_sum(counts: list[int], total: int) -> float:
 
 
 class _QueueSeries:
-    """The children one queue's hot-path events touch, looked up once. The two gauges a
-    request moves up and down (buffered, in flight) are plain counts read at scrape time."""
+    """The series one queue's hot-path events touch, looked up once. The two gauges a
+    request moves up and down (buffered, in flight) are plain counts read at scrape time; the
+    counters and histograms are tallies (plain numbers, no lock: one event-loop thread writes
+    them, a scrape reads numbers)."""
 
     def __init__(self, metrics: ProcessorMetrics, values: tuple[str, str, str]) -> None:
         self.buffered = self.in_flight = 0
@@ -208,7 +202,7 @@ class ProcessorMetrics:
         self._series: dict[QueueLabels, _QueueSeries] = {}
 
     @property
-    def outcome_families(self) -> list[tuple[str, Family[Counter]]]:
+    def outcome_families(self) -> list[tuple[str, TallyCounter]]:
         """(outcome counter name, family) pairs, as named by ``Finish.counter``."""
         return list(self._outcomes.items())
 

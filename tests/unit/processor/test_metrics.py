@@ -1,10 +1,19 @@
-"""Every processor metric upstream exports is exported under its exact name."""
+"""Every processor metric upstream exports is exported under its exact name, and the counters
+and histograms (tallies) export what prometheus_client's own objects would."""
 
 from __future__ import annotations
 
-from prometheus_client import generate_latest
+import itertools
+import time
+from collections.abc import Sequence
+
+import pytest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import metrics as prometheus_metrics
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
 from sluiceway.observability.names import PROCESSOR_METRICS, processor_metric
+from sluiceway.processor import metrics as processor_metrics
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
 
 # Defined by the metric gates (their own issue), not by the processor core.
@@ -107,3 +116,98 @@ def test_buffered_and_in_flight_gauges_follow_the_request() -> None:
     assert gauges() == (0.0, 0.0)
     text = generate_latest(metrics.registry).decode()
     assert 'llm_d_async_async_queue_depth{pool_name="p",queue_id="q",queue_name="q"} 0.0' in text
+
+
+class _PlainCounter:
+    """prometheus_client's own Counter behind the tally's constructor: the reference."""
+
+    def __init__(
+        self, name: str, doc: str, labelnames: Sequence[str], *, registry: CollectorRegistry
+    ) -> None:
+        self._metric = Counter(name, doc, list(labelnames), registry=registry)
+
+    def labels(self, *values: str) -> Counter:
+        return self._metric.labels(*values)
+
+
+class _PlainHistogram:
+    """prometheus_client's own Histogram behind the tally's constructor: the reference."""
+
+    def __init__(
+        self,
+        name: str,
+        doc: str,
+        labelnames: Sequence[str],
+        *,
+        buckets: Sequence[float],
+        registry: CollectorRegistry,
+    ) -> None:
+        self._metric = Histogram(name, doc, list(labelnames), buckets=buckets, registry=registry)
+
+    def labels(self, *values: str) -> Histogram:
+        return self._metric.labels(*values)
+
+
+def _traffic(metrics: ProcessorMetrics, clock: list[float]) -> None:
+    """Two queues and a pool, every event method, series created at distinct wall times."""
+    a, b = QueueLabels("a", "team-a", "p"), QueueLabels("b", "b", "p")
+    pool = QueueLabels.of_pool("p")
+    metrics.pool_configured("p", 4)
+    metrics.prepare(b)
+    clock[0] += 1.5
+    metrics.prepare(a)
+    waits = (0.1, 500, 500.0000001, 1e9, 0, 3e4, 0.3)
+    for step, (labels, waited) in enumerate(zip(itertools.cycle((a, b)), waits, strict=False)):
+        clock[0] += 0.25
+        metrics.buffered(labels)
+        metrics.picked_up(labels, waited_ms=waited, first=step % 3 != 1)
+        metrics.attempt_started(labels)
+        metrics.attempt_ended(labels, elapsed_ms=waited / 7)
+        metrics.answered(labels, 429 if step == 3 else 200, None if step == 2 else (step * 11, 3))
+        metrics.outcome(labels, ("successful", "failed", "exceeded_deadline")[step % 3])
+        if step == 4:
+            metrics.retried(labels)
+    metrics.gate_held(pool, "quota_exhausted")
+    metrics.gate_held(a, "dropped")
+    metrics.budget_read(pool, 3)
+    metrics.entry_quarantined(b)
+    metrics.gate_wait_expired(a)
+    metrics.message_latency.labels(*a.values()).observe(1234)
+    metrics.backlog_read(a, 5, [1, 2, *([3] * 12)])
+
+
+@pytest.mark.parametrize("exposition", ["text", "openmetrics"])
+@pytest.mark.parametrize("created", [True, False], ids=["created", "no-created"])
+def test_the_registry_exposes_what_prometheus_client_objects_would(
+    monkeypatch: pytest.MonkeyPatch, exposition: str, created: bool
+) -> None:
+    """Same events through the tallies and through prometheus_client Counter / Histogram
+    objects of the same names, labels and buckets: the same bytes, `_created` stamps too."""
+    clock = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    monkeypatch.setattr(prometheus_metrics, "_use_created", created)
+    render = generate_latest if exposition == "text" else openmetrics_latest
+    _traffic(tallied := ProcessorMetrics(), clock)
+    with monkeypatch.context() as plain:
+        plain.setattr(processor_metrics, "TallyCounter", _PlainCounter)
+        plain.setattr(processor_metrics, "TallyHistogram", _PlainHistogram)
+        clock[0] = 1_700_000_000.0
+        _traffic(reference := ProcessorMetrics(), clock)
+    assert isinstance(reference.requests, _PlainCounter)
+    expected = render(reference.registry)
+    assert render(tallied.registry) == expected
+    assert (b"llm_d_async_async_request_created{" in expected) is created
+
+
+def test_created_stamps_are_present_and_plausible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prometheus_metrics, "_use_created", True)
+    before = time.time()
+    metrics = ProcessorMetrics()
+    labels = QueueLabels("q", "q", "p")
+    metrics.prepare(labels)
+    metrics.picked_up(labels, waited_ms=1, first=True)
+    after = time.time()
+    values = {"queue_id": "q", "queue_name": "q", "pool_name": "p"}
+    for name in ("request_created", "queue_residence_time_millis_created"):
+        stamp = metrics.registry.get_sample_value(f"llm_d_async_async_{name}", values)
+        assert stamp is not None and before <= stamp <= after
