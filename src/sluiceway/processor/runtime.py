@@ -16,7 +16,7 @@ from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.specs import ProcessorSpec
 from sluiceway.processor.work_item import WorkItem
 
-__all__ = ["LEASE_PAST_DEADLINE", "AttemptMemory", "ClaimBook", "Runtime"]
+__all__ = ["LEASE_PAST_DEADLINE", "AttemptMemory", "AttemptRecord", "ClaimBook", "Runtime"]
 
 # Scaled seconds a claim lease may outlive its request's deadline: time to write the
 # deadline's result (or the last answer) before a reclaimer may take the entry back.
@@ -51,7 +51,9 @@ class ClaimBook:
 
 
 @dataclass(slots=True)
-class _Memory:
+class AttemptRecord:
+    """What one request generation's attempts so far left behind."""
+
     last_answer: HttpAnswer | None = None
     connect_errors: int = 0
     counted: bool = False  # request_total already counted this generation
@@ -66,11 +68,11 @@ class AttemptMemory:
 
     def __init__(self, capacity: int = 50_000) -> None:
         self._capacity = capacity
-        self._entries: OrderedDict[tuple[str, str], _Memory] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str], AttemptRecord] = OrderedDict()
 
-    def get(self, request_id: str, token: str) -> _Memory:
+    def get(self, request_id: str, token: str) -> AttemptRecord:
         key = (request_id, token)
-        entry = self._entries.pop(key, None) or _Memory()
+        entry = self._entries.pop(key, None) or AttemptRecord()
         self._entries[key] = entry
         while len(self._entries) > self._capacity:
             self._entries.popitem(last=False)

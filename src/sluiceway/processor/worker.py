@@ -29,7 +29,7 @@ from sluiceway.processor.results import (
     gate_error_result,
 )
 from sluiceway.processor.resume import can_resume, send_resuming
-from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.runtime import AttemptRecord, Runtime
 from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
 from sluiceway.processor.work_item import WorkItem
 
@@ -64,23 +64,25 @@ class Worker:
 
     async def process(self, item: WorkItem) -> None:
         """Admit, dispatch, record."""
-        self._picked_up(item)
+        memory = self._picked_up(item)
         try:
             if not await self.admit(item):
                 return
             attempt = await self.dispatch(item)
             if attempt is not None:
-                await self.record(item, attempt)
+                await self.record(item, attempt, memory)
         except asyncio.CancelledError:
             await asyncio.shield(self._recorder.release(item))
             raise
 
-    def _picked_up(self, item: WorkItem) -> None:
+    def _picked_up(self, item: WorkItem) -> AttemptRecord:
+        """Count the pickup; the request generation's memory, which the record step updates."""
         waited = (self._rt.clock.monotonic() - item.ingested_at) * 1000
         memory = self._rt.memory.get(item.request_id, item.token)
         first = item.envelope.internal.retry_count == 0 and not memory.counted
         memory.counted = memory.counted or first
         self._rt.metrics.picked_up(item.labels, waited_ms=waited, first=first)
+        return memory
 
     # -- admit --------------------------------------------------------------------------------
 
@@ -226,9 +228,8 @@ class Worker:
 
     # -- record -------------------------------------------------------------------------------
 
-    async def record(self, item: WorkItem, attempt: Attempt) -> None:
+    async def record(self, item: WorkItem, attempt: Attempt, memory: AttemptRecord) -> None:
         """Finish with a result or park a retry, per the outcome rules."""
-        memory = self._rt.memory.get(item.request_id, item.token)
         upstream = named_outage_log(f"upstream {item.queue.igw_base_url}", log)
         if attempt.answer is not None:
             memory.last_answer, memory.connect_errors = attempt.answer, 0

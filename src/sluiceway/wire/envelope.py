@@ -97,9 +97,9 @@ class Internal:
     enqueued_at_ms: int | None = None
 
 
-
-# Field names, read once: copying by name costs a third of ``dataclasses.replace``.
+# Field names, read once (``dataclasses.replace`` looks them up again on every copy).
 _INTERNAL_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Internal))
+
 
 @dataclass(slots=True)
 class RequestData:
