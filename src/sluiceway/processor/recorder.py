@@ -102,7 +102,8 @@ class Recorder:
 
     async def _done(self, item: WorkItem) -> None:
         self._rt.book.remove(item)
-        await item.holdings.release_all()
+        if item.holdings:  # most requests pass no gate that holds anything
+            await item.holdings.release_all()
         self._rt.claims_released.fire()
         if item.queue.gate_type:
             # A queue gate may admit more now (budget, quota slot). Without one, only room in

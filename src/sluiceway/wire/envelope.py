@@ -346,7 +346,8 @@ def _usual(obj: Mapping[str, Any], shapes: Mapping[str, tuple[type, ...]]) -> bo
 
 def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
     """The fast path for a well-formed entry (the usual case); None sends the entry to the
-    checked path, which decodes the unusual but valid ones and raises for the bad ones."""
+    checked path, which decodes the unusual but valid ones and raises for the bad ones.
+    ``top`` was just parsed and is not shared, so its maps are kept, not copied."""
     data, internal = top.get("data"), top.get("internal")
     if internal is None:
         internal = {}
@@ -374,8 +375,8 @@ def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
             deadline=deadline,
             created=data.get("created"),
             payload=data.get("payload"),
-            metadata=dict(data.get("metadata") or {}),
-            headers=dict(data.get("headers") or {}),
+            metadata=data.get("metadata") or {},
+            headers=data.get("headers") or {},
             endpoint=data.get("endpoint") or "",
             request_queue_name=data.get("request_queue_name") or "",
             result_queue_name=data.get("result_queue_name") or "",
@@ -388,7 +389,7 @@ def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
             request_queue_name=internal.get("request_queue_name") or "",
             result_queue_name=internal.get("result_queue_name") or "",
             transport_correlation_id=internal.get("transport_correlation_id") or "",
-            labels=dict(internal.get("labels") or {}),
+            labels=internal.get("labels") or {},
             result_ttl_seconds=internal.get("result_ttl_seconds"),
             result_routing_resolved=internal.get("result_routing_resolved") or False,
             enqueued_at_ms=internal.get("enqueued_at_ms"),
