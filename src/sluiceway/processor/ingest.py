@@ -22,6 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from enum import Enum
 
+from sluiceway import fastjson
 from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
 from sluiceway.broker.keys import member_digest
 from sluiceway.gates.base import (
@@ -256,7 +257,7 @@ class QueueIngest:
     async def decode(self, entry: Entry) -> Envelope | None:
         """The stamped envelope, or None after settling an entry that cannot run."""
         try:
-            envelope = decode_envelope(entry.member)
+            envelope = decode_envelope(entry.member, loads=fastjson.loads)
         except EntryError as exc:
             await self._bad_entry(entry, exc)
             return None

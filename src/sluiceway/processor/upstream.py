@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 import aiohttp
-import orjson
 
+from sluiceway import fastjson
 from sluiceway.clock import Clock
 from sluiceway.processor.outcome import Attempt, AttemptKind
 from sluiceway.processor.results import HttpAnswer
@@ -21,19 +21,10 @@ from sluiceway.wire import headers as h
 __all__ = ["Upstream", "encode_body", "usage_tokens"]
 
 
-# The fallback for what orjson refuses (integers beyond 64 bits, keys that are not strings).
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-
-
 def encode_body(payload: Any) -> bytes:
     """The request body: the entry's payload as compact UTF-8 JSON (an absent payload sends
-    ``{}``). orjson encodes the usual payload at a tenth of ``json``'s cost; the standard
-    encoder takes what orjson refuses, so every payload that decoded is sent."""
-    body = {} if payload is None else payload
-    try:
-        return orjson.dumps(body)
-    except TypeError:  # orjson.JSONEncodeError
-        return _ENCODER.encode(body).encode()
+    ``{}``)."""
+    return fastjson.dumps({} if payload is None else payload)
 
 
 _DECODER = json.JSONDecoder()
