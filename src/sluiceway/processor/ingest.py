@@ -232,13 +232,17 @@ class QueueIngest:
         request the gates hold (or would drop) is checked here, so a cancelled request never
         waits behind a closed gate.
         """
-        envelope = await self.decode(entry)
-        if envelope is None:
+        try:
+            envelope = self.stamped(decode_envelope(entry.member, loads=fastjson.loads))
+        except EntryError as exc:
+            await self._bad_entry(entry, exc)
             return SETTLED
         now = self._rt.clock.now()
         if float(envelope.data.deadline) <= now:
             return await self.expire(entry, envelope)
-        decision = await self.admit(entry, envelope, now, chosen)
+        if self.gate is None:  # no queue gate: admitted without a wait
+            return EntryDecision.admitted(Candidate(entry, envelope, new_owner(), Holdings()))
+        decision = await self.admit(self.gate, entry, envelope, now, chosen)
         if decision.fate not in (Fate.HELD, Fate.CLOSED):
             return decision
         if await self._is_cancelled(envelope):
@@ -254,13 +258,9 @@ class QueueIngest:
         record = cancelled_result(envelope.id, envelope.request_token)
         return await self._settle(entry, envelope, record, None)
 
-    async def decode(self, entry: Entry) -> Envelope | None:
-        """The stamped envelope, or None after settling an entry that cannot run."""
-        try:
-            envelope = decode_envelope(entry.member, loads=fastjson.loads)
-        except EntryError as exc:
-            await self._bad_entry(entry, exc)
-            return None
+    def stamped(self, envelope: Envelope) -> Envelope:
+        """``envelope`` stamped with this queue: its id, name and labels (a classification
+        comes only from this processor's gates)."""
         labels = {**envelope.internal.labels, **self._queue.labels}
         labels.pop(CLASSIFICATION_LABEL, None)
         return envelope.with_internal(
@@ -294,26 +294,25 @@ class QueueIngest:
         return await self._settle(entry, envelope, record, "exceeded_deadline")
 
     async def admit(
-        self, entry: Entry, envelope: Envelope, now: float, chosen: int
+        self, gate: Gate, entry: Entry, envelope: Envelope, now: float, chosen: int
     ) -> EntryDecision:
         """The queue gate: ADMITTED (a candidate for the batch claim, stamped with the gate's
         classification), HELD / CLOSED (stays pending) or SETTLED (the gate dropped it)."""
-        if self.gate is not None and not await self._within_budget(self.gate, now, chosen):
+        if not await self._within_budget(gate, now, chosen):
             return EntryDecision.held("gate_closed", closed=True)
         owner = new_owner()
         holdings = Holdings()
-        if self.gate is not None:
-            request = gate_request(
-                envelope,
-                holder=holder_token(envelope.request_token, owner),
-                lease_until=self._rt.lease_until(float(envelope.data.deadline)),
-            )
-            decision = await apply_gate(self.gate, request, holdings, now)  # rolls back
-            if decision.verdict is Verdict.DROP:
-                return await self._drop(entry, envelope, decision)
-            if not decision.admitted:
-                return EntryDecision.held(gate_reason(decision.verdict, decision.classification))
-            envelope = _classified(envelope, decision.classification)
+        request = gate_request(
+            envelope,
+            holder=holder_token(envelope.request_token, owner),
+            lease_until=self._rt.lease_until(float(envelope.data.deadline)),
+        )
+        decision = await apply_gate(gate, request, holdings, now)  # rolls back
+        if decision.verdict is Verdict.DROP:
+            return await self._drop(entry, envelope, decision)
+        if not decision.admitted:
+            return EntryDecision.held(gate_reason(decision.verdict, decision.classification))
+        envelope = _classified(envelope, decision.classification)
         return EntryDecision.admitted(Candidate(entry, envelope, owner, holdings))
 
     async def _within_budget(self, gate: Gate, now: float, chosen: int) -> bool:
