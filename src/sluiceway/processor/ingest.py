@@ -22,7 +22,6 @@ import logging
 from dataclasses import dataclass, field
 from enum import Enum
 
-from sluiceway import fastjson
 from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
 from sluiceway.broker.keys import member_digest
 from sluiceway.gates.base import (
@@ -233,7 +232,7 @@ class QueueIngest:
         waits behind a closed gate.
         """
         try:
-            envelope = self.stamped(decode_envelope(entry.member, loads=fastjson.loads))
+            envelope = self.stamped(decode_envelope(entry.member))
         except EntryError as exc:
             await self._bad_entry(entry, exc)
             return SETTLED

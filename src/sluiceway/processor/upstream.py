@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 import aiohttp
+import orjson
 
-from sluiceway import fastjson
 from sluiceway.clock import Clock
 from sluiceway.processor.outcome import Attempt, AttemptKind
 from sluiceway.processor.results import HttpAnswer
@@ -21,10 +21,20 @@ from sluiceway.wire import headers as h
 __all__ = ["Upstream", "encode_body", "usage_tokens"]
 
 
+# The fallback for what orjson refuses (integers beyond 64 bits, keys that are not strings).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def encode_body(payload: Any) -> bytes:
     """The request body: the entry's payload as compact UTF-8 JSON (an absent payload sends
-    ``{}``)."""
-    return fastjson.dumps({} if payload is None else payload)
+    ``{}``). orjson encodes the usual payload at a tenth of ``json``'s cost; the standard
+    encoder takes what orjson refuses, so every payload that decoded is sent (NaN and the
+    infinities, which JSON cannot carry, go as ``null``)."""
+    body = {} if payload is None else payload
+    try:
+        return orjson.dumps(body)
+    except TypeError:  # orjson.JSONEncodeError
+        return _ENCODER.encode(body).encode()
 
 
 _DECODER = json.JSONDecoder()

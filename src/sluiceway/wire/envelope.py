@@ -22,7 +22,7 @@ import hashlib
 import json
 import math
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -45,7 +45,6 @@ __all__ = [
 
 REQUEST_KINDS: Final = ("plain", "redis", "pubsub")
 Number = int | float
-Loads = Callable[[str | bytes], Any]
 
 
 class EntryError(WireError):
@@ -236,9 +235,9 @@ class _Reader:
         return value
 
 
-def _parse(member: str | bytes, token: str, loads: Loads = json.loads) -> dict[str, Any]:
+def _parse(member: str | bytes, token: str) -> dict[str, Any]:
     try:
-        top = loads(member)
+        top = json.loads(member)
     except (ValueError, UnicodeDecodeError) as exc:
         raise EntryError(f"not JSON: {exc}", request_token=token) from None
     if not isinstance(top, dict):
@@ -400,13 +399,10 @@ def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
     )
 
 
-def decode_envelope(member: str | bytes, *, loads: Loads = json.loads) -> Envelope:
-    """Decode a sorted-set member; raises :class:`EntryError` when it breaks the contract.
-
-    ``loads`` parses the JSON: any function that gives ``json.loads``'s values and raises its
-    errors (the processor passes a faster one)."""
+def decode_envelope(member: str | bytes) -> Envelope:
+    """Decode a sorted-set member; raises :class:`EntryError` when it breaks the contract."""
     token = derive_request_token(member)
-    top = _parse(member, token, loads)
+    top = _parse(member, token)
     return _usual_envelope(top, token) or _checked_envelope(top, token)
 
 
