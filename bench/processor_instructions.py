@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="bench processor_instructions")
     parser.add_argument("--baseline", help="a git revision to measure side by side")
     parser.add_argument("--small", type=int, default=100)
-    parser.add_argument("--large", type=int, default=600)
+    parser.add_argument("--large", type=int, default=1100)
     parser.add_argument("--workers", type=int, default=32)
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
