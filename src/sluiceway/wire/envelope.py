@@ -327,21 +327,24 @@ _INTERNAL_SHAPES: Final[Mapping[str, tuple[type, ...]]] = {
 }
 
 
-def _usual(obj: Mapping[str, Any], shapes: Mapping[str, tuple[type, ...]]) -> bool:
-    """True when every known field of ``obj`` is null or of its usual type (floats finite,
-    maps of strings), so that it decodes without conversions or errors."""
+def _usual(obj: Mapping[str, Any], shapes: Mapping[str, tuple[type, ...]]) -> dict[str, Any] | None:
+    """The known, non-null fields of ``obj`` as keyword arguments when each is of its usual
+    type (floats finite, maps of strings), so that it decodes without conversions or errors;
+    None otherwise. Left-out fields take their defaults, as a null one would."""
+    fields = {}
     for key, value in obj.items():
         shape = shapes.get(key)
         if shape is None or value is None:
             continue
         kind = type(value)
         if kind not in shape:
-            return False
+            return None
         if kind is float and not math.isfinite(value):
-            return False
+            return None
         if kind is dict and not all(type(v) is str for v in value.values()):
-            return False
-    return True
+            return None
+        fields[key] = value
+    return fields
 
 
 def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
@@ -352,50 +355,24 @@ def _usual_envelope(top: dict[str, Any], token: str) -> Envelope | None:
     if internal is None:
         internal = {}
     kind = top.get("request_kind") or "plain"
-    if not (
-        type(data) is dict
-        and type(internal) is dict
-        and kind in REQUEST_KINDS
-        and _usual(data, _DATA_SHAPES)
-        and _usual(internal, _INTERNAL_SHAPES)
+    if type(data) is not dict or type(internal) is not dict or kind not in REQUEST_KINDS:
+        return None
+    data_fields = _usual(data, _DATA_SHAPES)
+    internal_fields = _usual(internal, _INTERNAL_SHAPES)
+    if data_fields is None or internal_fields is None:
+        return None
+    deadline = data_fields.get("deadline")
+    if not data_fields.get("id") or deadline is None or deadline <= 0:
+        return None
+    if internal_fields.get("retry_count", 0) < 0 or (
+        "result_routing_resolved" in internal and internal["result_routing_resolved"] is None
     ):
         return None
-    entry_id, deadline, retry_count = (
-        data.get("id"),
-        data.get("deadline"),
-        internal.get("retry_count"),
-    )
-    if not entry_id or deadline is None or deadline <= 0 or (retry_count or 0) < 0:
-        return None
-    if internal.get("result_routing_resolved", False) is None:
-        return None
     return Envelope(
-        data=RequestData(
-            id=entry_id,
-            deadline=deadline,
-            created=data.get("created"),
-            payload=data.get("payload"),
-            metadata=data.get("metadata") or {},
-            headers=data.get("headers") or {},
-            endpoint=data.get("endpoint") or "",
-            request_queue_name=data.get("request_queue_name") or "",
-            result_queue_name=data.get("result_queue_name") or "",
-            pubsub_id=data.get("pubsub_id") or "",
-        ),
-        internal=Internal(
-            retry_count=retry_count or 0,
-            queue_id=internal.get("queue_id") or "",
-            request_token=internal.get("request_token") or "",
-            request_queue_name=internal.get("request_queue_name") or "",
-            result_queue_name=internal.get("result_queue_name") or "",
-            transport_correlation_id=internal.get("transport_correlation_id") or "",
-            labels=internal.get("labels") or {},
-            result_ttl_seconds=internal.get("result_ttl_seconds"),
-            result_routing_resolved=internal.get("result_routing_resolved") or False,
-            enqueued_at_ms=internal.get("enqueued_at_ms"),
-        ),
-        request_kind=kind,
-        source_token=token,
+        RequestData(payload=data.get("payload"), **data_fields),
+        Internal(**internal_fields),
+        kind,
+        token,
     )
 
 
