@@ -74,6 +74,7 @@ class Upstream:
         self._clock = clock
         self._connections = max(1, connections)
         self._session: aiohttp.ClientSession | None = None
+        self._timeout = aiohttp.ClientTimeout(total=None)  # the last attempt's
 
     async def start(self) -> None:
         connector = aiohttp.TCPConnector(
@@ -99,7 +100,10 @@ class Upstream:
         """POST ``body``; ``budget`` is the attempt's budget in scaled seconds."""
         if self._session is None:
             raise RuntimeError("Upstream.start() was not called")
-        limit = aiohttp.ClientTimeout(total=max(0.001, self._clock.to_wall(budget)))
+        wall = max(0.001, self._clock.to_wall(budget))
+        if wall != self._timeout.total:  # the request timeout (300 s) unless a deadline is nearer
+            self._timeout = aiohttp.ClientTimeout(total=wall)
+        limit = self._timeout
         try:
             async with self._session.post(url, data=body, headers=headers, timeout=limit) as resp:
                 text = await resp.text(errors="replace")
