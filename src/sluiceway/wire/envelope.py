@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import operator
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -97,8 +98,8 @@ class Internal:
     enqueued_at_ms: int | None = None
 
 
-# Field names, read once (``dataclasses.replace`` looks them up again on every copy).
-_INTERNAL_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Internal))
+# An Internal's values in field order, read in C (``dataclasses.replace`` costs twice as much).
+_internal_values: Final = operator.attrgetter(*(f.name for f in dataclasses.fields(Internal)))
 
 
 @dataclass(slots=True)
@@ -150,11 +151,11 @@ class Envelope:
     def with_internal(self, **changes: Any) -> Envelope:
         """A copy with ``internal`` fields replaced; the request token is pinned first (a
         ``request_token`` among ``changes`` wins)."""
-        old = self.internal
-        fields = {name: getattr(old, name) for name in _INTERNAL_FIELDS}
-        fields["request_token"] = self.request_token
-        fields.update(changes)
-        return Envelope(self.data, Internal(**fields), self.request_kind, self.source_token)
+        internal = Internal(*_internal_values(self.internal))  # a copy, then the changes
+        internal.request_token = self.request_token
+        for name, value in changes.items():
+            setattr(internal, name, value)
+        return Envelope(self.data, internal, self.request_kind, self.source_token)
 
     def with_retry_count(self, retry_count: int) -> Envelope:
         """A copy for re-enqueueing; keeps the same request token across attempts."""
