@@ -64,6 +64,11 @@ async def _run_step(step: Callable[[], Awaitable[object]]) -> None:
         await step()
     except Exception:
         log.exception("background step %s failed", getattr(step, "__name__", step))
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        # A cancel that landed inside the step was swallowed on the way (redis-py can absorb
+        # one during a read): honour it here, or stopping would wait for this task forever.
+        raise asyncio.CancelledError
 
 
 @runtime_checkable

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 from sluiceway.broker.base import claim_key
@@ -14,7 +15,9 @@ from sluiceway.processor.maintenance import (
     heartbeat_once,
     move_retries_once,
     reclaim_once,
+    run_every,
     run_retry_mover,
+    stop_tasks,
 )
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
 from sluiceway.processor.runtime import Runtime
@@ -160,3 +163,19 @@ async def test_the_claim_book_counts_per_queue_once_per_claim() -> None:
     assert (len(rt.book), rt.book.count_for_queue("q")) == (1, 1)
     rt.book.remove(second)
     assert rt.book.count_for_queue("q") == 0
+
+
+async def test_a_periodic_step_that_swallows_its_cancel_still_ends_the_task() -> None:
+    """redis-py can absorb a cancel during a read; stopping must not wait for such a task."""
+    rt = runtime(VirtualClock(NOW), MemoryBroker())
+    inside = asyncio.Event()
+
+    async def swallowing_step() -> None:
+        inside.set()
+        with contextlib.suppress(asyncio.CancelledError):  # as a library may, in its read
+            await asyncio.sleep(3600)
+
+    task = asyncio.create_task(run_every(rt, 15.0, swallowing_step, at_once=True))
+    await inside.wait()
+    await asyncio.wait_for(stop_tasks([task]), 5.0)  # hangs if the swallowed cancel is lost
+    assert task.cancelled()
