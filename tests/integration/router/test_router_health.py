@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 
 import aiohttp
 from aiohttp import web
 from router_harness import picker_config, until
 
+from loopback import serving
 from sluiceway.clock import RealClock
 from sluiceway.router import RouterSettings, build_router
 from sluiceway.router.serve import Listen, serve_router
@@ -33,21 +32,9 @@ class FakeServer:
         return web.json_response({"choices": [{"text": "x"}]})
 
 
-@contextlib.asynccontextmanager
-async def _serve(fake: FakeServer) -> AsyncIterator[str]:
-    runner = web.AppRunner(fake.app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-
-
 async def test_unhealthy_endpoint_is_skipped_and_comes_back() -> None:
     a, b = FakeServer(), FakeServer()
-    async with _serve(a) as url_a, _serve(b) as url_b:
+    async with serving(a.app) as url_a, serving(b.app) as url_b:
         settings = RouterSettings(endpoints=(url_a, url_b), health_interval=0.02)
         config = picker_config(
             "apiVersion: llm-d.ai/v1\nkind: EndpointPickerConfig\nfeatureGates: [flowControl]\n"

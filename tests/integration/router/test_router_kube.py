@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -13,6 +12,7 @@ import pytest
 from aiohttp import web
 from router_harness import until
 
+from loopback import serving
 from sluiceway.router.objectives import ObjectiveTable
 
 k8s = pytest.importorskip("kubernetes_asyncio")
@@ -72,22 +72,10 @@ class FakeApiServer:
         return response
 
 
-@contextlib.asynccontextmanager
-async def _serving(fake: FakeApiServer) -> AsyncIterator[str]:
-    runner = web.AppRunner(fake.app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-
-
 async def test_list_watch_events_and_relist_after_gone() -> None:
     fake = FakeApiServer()
     fake.items = [_obj("a", 100), _obj("b", -5), _obj("other", 7, pool="q")]
-    async with _serving(fake) as url:
+    async with serving(fake.app) as url:
         conf = k8s.client.Configuration(host=url)
         api = k8s.client.ApiClient(conf)
         table = ObjectiveTable()

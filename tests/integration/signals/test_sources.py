@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 from aiohttp import web
 
+from loopback import serving
 from sluiceway.clock import RealClock
 from sluiceway.localservices import PrometheusServer
-from sluiceway.ports import free_port
 from sluiceway.signals.promql import PromQLSource
 from sluiceway.signals.scrape import ScrapeSource
 from sluiceway.signals.settings import PromAuth
@@ -50,12 +50,8 @@ async def fake_prometheus() -> AsyncIterator[tuple[str, list[str]]]:
 
     app = web.Application()
     app.router.add_get("/api/v1/query", query)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    yield f"http://127.0.0.1:{port}", seen
-    await runner.cleanup()
+    async with serving(app) as url:
+        yield url, seen
 
 
 async def test_credentials_are_sent(fake_prometheus: tuple[str, list[str]]) -> None:

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from loopback import serving
 from sluiceway.clock import RealClock
 from sluiceway.processor.outcome import AttemptKind
 from sluiceway.processor.resume import ResumeState, can_resume, parse_event, send_resuming
@@ -87,15 +88,8 @@ async def scripted() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
 
     app = web.Application()
     app.router.add_post("/v1/completions", completions)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1/completions", seen
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield f"{url}/v1/completions", seen
 
 
 async def test_resumes_after_a_429_eviction_and_a_cut_stream(

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
+from loopback import serving
 from sluiceway.clock import RealClock
 from sluiceway.ports import free_port
 from sluiceway.processor.outcome import AttemptKind
@@ -29,12 +30,8 @@ async def handler(request: web.Request) -> web.Response:
 async def server() -> AsyncIterator[str]:
     app = web.Application()
     app.router.add_post("/v1/completions", handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    yield f"http://127.0.0.1:{runner.addresses[0][1]}/v1/completions"
-    await runner.cleanup()
+    async with serving(app) as url:
+        yield f"{url}/v1/completions"
 
 
 @pytest.fixture
