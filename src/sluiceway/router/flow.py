@@ -71,8 +71,7 @@ class RouterFlow:
                 on_cycle=self._cycled,
             )
         self._cycle_started = 0.0
-        self._stages: tuple[tuple[str, float], ...] = ()
-        metrics.watch(lambda: self.controller, self._stale_endpoints)
+        metrics.watch(lambda: self.controller, self._stale_endpoints, self._saturation_stages)
 
     @property
     def controller(self) -> FlowController | None:
@@ -187,18 +186,15 @@ class RouterFlow:
         detector = self.flow.detector
         snaps = self.pool.snapshots(now)
         if detector is None:
-            view = CapacityView(0.0, pool_empty=not snaps)
-        else:
-            view = staged_view(detector, snaps, now)
-        self._stages = view.stages or (("effective", view.saturation),)
-        return view
+            return CapacityView(0.0, pool_empty=not snaps)
+        return staged_view(detector, snaps, now)
 
     def _cycled(self, cycle: Cycle) -> None:
         for done in cycle.dispatched:
             self._assign(done)
         if cycle.dispatched and self.flow.detector is not None:
             self.flow.detector.note_dispatched(len(cycle.dispatched))
-        self.metrics.cycle(time.perf_counter() - self._cycle_started, self._stages)
+        self.metrics.cycle(time.perf_counter() - self._cycle_started)
 
     def _assign(self, done: Finalized) -> None:
         ex = self._live.get(done.request_id)
@@ -217,6 +213,16 @@ class RouterFlow:
         ex = self._live.get(request_id)
         if ex is not None:
             ex.interrupt(evicted=True)
+
+    def _saturation_stages(self) -> tuple[tuple[str, float], ...]:
+        """The pool's saturation per stage now, for the scrape-time gauge (0 without a
+        detector: such a router never holds anything back)."""
+        detector = self.flow.detector
+        if detector is None:
+            return (("effective", 0.0),)
+        now = self.clock.now()
+        view = staged_view(detector, self.pool.snapshots(now), now)
+        return view.stages or (("effective", view.saturation),)
 
     def _stale_endpoints(self) -> int:
         detector = self.flow.detector

@@ -1,8 +1,11 @@
 """The router's Prometheus metrics: ``llm_d_epp_`` names, six with deprecated twins.
 
 Names come from :mod:`sluiceway.observability.names`. The six twinned series are written under
-both prefixes. Occupancy gauges (capacity utilization, stale endpoints, reclaim state,
-revocation outcomes) are read from the flow controller at scrape time, not on the hot path.
+both prefixes. Occupancy gauges (pool saturation, capacity utilization, stale endpoints, reclaim
+state, revocation outcomes) are read at scrape time, not on the hot path. Saturation in
+particular is the pool's state when scraped: a value kept from the last dispatch cycle would
+show the load before that cycle's dispatches (3 of 4 while 4 run and more wait), and a gate
+reading it would open while the pool is full.
 Fairness ids are client input: at most 1,000 distinct values get their own series, the rest
 are labelled ``other``.
 """
@@ -20,6 +23,8 @@ from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.observability.names import router_metric
 
 __all__ = ["RouterMetrics"]
+
+Stages = tuple[tuple[str, float], ...]  # (stage, saturation) pairs, ``effective`` last
 
 _QUEUE_BUCKETS = (
     0.0001,
@@ -122,13 +127,6 @@ class RouterMetrics:
             _QUEUE_LABELS,
             r,
         )
-        self._saturation = _Twin(
-            Gauge,
-            "flow_control_pool_saturation",
-            "Pool saturation (1.0 = the detector's set point).",
-            ("inference_pool", "stage"),
-            r,
-        )
         self._requests = Counter(
             router_metric("flow_control_requests_total"),
             "Requests by flow-control outcome.",
@@ -149,7 +147,6 @@ class RouterMetrics:
             buckets=_CONFIRM_BUCKETS,
         )
         self._fairness: set[str] = set()
-        self._stage_children: dict[str, list[Any]] = {}
 
     def fairness_label(self, fairness_id: str) -> str:
         """``fairness_id`` as a label value, capped in cardinality."""
@@ -178,15 +175,9 @@ class RouterMetrics:
         for hist in self._enqueue.of(fairness, priority, outcome):
             hist.observe(seconds)
 
-    def cycle(self, seconds: float, stages: tuple[tuple[str, float], ...]) -> None:
+    def cycle(self, seconds: float) -> None:
         for hist in self._cycle.of():
             hist.observe(seconds)
-        for stage, value in stages:
-            gauges = self._stage_children.get(stage)
-            if gauges is None:
-                gauges = self._stage_children[stage] = self._saturation.of(self.pool, stage)
-            for g in gauges:
-                g.set(value)
 
     def revocation_issued(self, demand_priority: int) -> None:
         self._issued.labels(str(demand_priority), self.pool).inc()
@@ -195,21 +186,30 @@ class RouterMetrics:
         self._confirm.labels(self.pool).observe(seconds)
 
     def watch(
-        self, controller: Callable[[], FlowController | None], stale: Callable[[], int]
+        self,
+        controller: Callable[[], FlowController | None],
+        stale: Callable[[], int],
+        saturation: Callable[[], Stages],
     ) -> None:
-        """Register the scrape-time collector over the live controller."""
-        self.registry.register(_ControllerCollector(self.pool, controller, stale))
+        """Register the scrape-time collector over the live controller and pool."""
+        self.registry.register(_ControllerCollector(self.pool, controller, stale, saturation))
 
 
 class _ControllerCollector(Collector):
     def __init__(
-        self, pool: str, controller: Callable[[], FlowController | None], stale: Callable[[], int]
+        self,
+        pool: str,
+        controller: Callable[[], FlowController | None],
+        stale: Callable[[], int],
+        saturation: Callable[[], Stages],
     ) -> None:
         self._pool = pool
         self._controller = controller
         self._stale = stale
+        self._saturation = saturation
 
     def collect(self) -> Iterator[Any]:
+        yield from self._saturation_now()
         stale = GaugeMetricFamily(
             router_metric("flow_control_stale_endpoints"),
             "Endpoints with stale or missing metrics.",
@@ -222,6 +222,20 @@ class _ControllerCollector(Collector):
             return
         yield from self._capacity(fc)
         yield from self._reclaim(fc)
+
+    def _saturation_now(self) -> Iterator[Any]:
+        stages = self._saturation()
+        if not stages:
+            return
+        for deprecated in (False, True):
+            g = GaugeMetricFamily(
+                router_metric("flow_control_pool_saturation", deprecated=deprecated),
+                "Pool saturation when scraped (1.0 = the detector's set point).",
+                labels=["inference_pool", "stage"],
+            )
+            for stage, value in stages:
+                g.add_metric([self._pool, stage], value)
+            yield g
 
     def _capacity(self, fc: FlowController) -> Iterator[Any]:
         reqs = GaugeMetricFamily(

@@ -87,6 +87,35 @@ async def test_disconnect_while_queued_frees_the_slot_and_never_reaches_the_mode
         assert "gone" not in seen and seen.get("after") == 1
 
 
+async def _saturation(session: aiohttp.ClientSession, url: str) -> float:
+    async with session.get(url + "/metrics") as r:
+        text = await r.text()
+    sample = 'llm_d_epp_flow_control_pool_saturation{inference_pool="sluiceway",stage="effective"}'
+    (value,) = [line.split()[-1] for line in text.splitlines() if line.startswith(sample)]
+    return float(value)
+
+
+async def test_saturation_gauge_is_the_pool_when_scraped() -> None:
+    """A request dispatched from the queue when another finished counts at once: the gauge
+    does not show the load from before the dispatch (which would open a gate on a full pool)."""
+    async with (
+        running_router(fc_config(max_concurrency=1), sim=SLOW) as rig,
+        aiohttp.ClientSession() as s,
+    ):
+        assert await _saturation(s, rig.url) == 0.0
+        short = asyncio.create_task(_post(s, rig.url, body(5)))
+        await until(lambda: rig.gateway.pool.healthy[0].inflight == 1)
+        long = asyncio.create_task(_post(s, rig.url, body(600)))
+        await until(lambda: queued(rig) == 1)
+        assert await _saturation(s, rig.url) == 1.0
+        assert (await short)[0] == 200
+        await until(lambda: queued(rig) == 0 and rig.gateway.pool.healthy[0].inflight == 1)
+        assert await _saturation(s, rig.url) == 1.0  # the long one, dispatched after short
+        long.cancel()
+        await until(lambda: rig.gateway.pool.healthy[0].inflight == 0)
+        assert await _saturation(s, rig.url) == 0.0
+
+
 LEGACY = """
 apiVersion: llm-d.ai/v1
 kind: EndpointPickerConfig

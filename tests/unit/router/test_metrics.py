@@ -19,11 +19,11 @@ def test_scrape_time_gauges_read_the_controller() -> None:
     controller = FlowController(FlowControlSettings(max_requests=10))
     assert controller.add(Request("r1", byte_size=100), 0.0) is None
     metrics = RouterMetrics("pool")
-    metrics.watch(lambda: controller, lambda: 2)
+    metrics.watch(lambda: controller, lambda: 2, lambda: (("effective", 0.25),))
     labels = ("t", "0", "pool", "m", "m")
     metrics.queued(labels, 100, 1)
     metrics.finished(labels, "Dispatched", 0.5)
-    metrics.cycle(0.001, (("effective", 0.25),))
+    metrics.cycle(0.001)
     text = generate_latest(metrics.registry).decode()
     assert (
         'llm_d_epp_flow_control_global_capacity_utilization_requests{inference_pool="pool"} 0.1'
