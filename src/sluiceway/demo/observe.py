@@ -15,18 +15,12 @@ from sluiceway.broker.base import Broker, Claim
 from sluiceway.clock import Clock
 from sluiceway.sim import Engine
 from sluiceway.wire.headers import FAIRNESS_ID, OBJECTIVE, REQUEST_ID
+from sluiceway.wire.lanes import LANES
 
 __all__ = ["BANDS", "Event", "HandbackCounter", "Timeline", "lane_occupancy", "lane_peaks"]
 
 # lane objective -> router priority band (the guide's InferenceObjectives)
-BANDS: dict[str, int] = {
-    "reserved-interactive": 100,
-    "reserved-async": 60,
-    "reserved-batch": 30,
-    "overflow-interactive": 10,
-    "overflow-async": -5,
-    "overflow-batch": -10,
-}
+BANDS: dict[str, int] = {lane.key: lane.guide_priority for lane in LANES}
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,13 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from sluiceway.wire.lanes import LANES
+
 __all__ = ["MODES", "OBJECTIVES", "ModeSpec", "mode_spec"]
 
 MODES: Final = ("none", "holdback", "eviction", "best")
 
-OBJECTIVES: Final[dict[str, int]] = {
-    "reserved-interactive": 100,
-    "reserved-async": 60,
-    "reserved-batch": 30,
-    "overflow-interactive": 10,
-    "overflow-async": -5,
-    "overflow-batch": -10,
-}
+OBJECTIVES: Final[dict[str, int]] = {lane.key: lane.guide_priority for lane in LANES}
 
 _BAND = {
     "maxRequests": "500",
