@@ -8,6 +8,7 @@ a client that goes away cancels its handler and the request is aborted in the en
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import random
 import time
@@ -192,8 +193,11 @@ class SimInstance:
         tail = b""
         if parsed.include_usage:
             tail = answer.fmt.usage_event(len(parsed.prompt), len(seq.output), seq.cached_tokens)
-        await response.write(tail + DONE_EVENT)
-        await response.write_eof()
+        # the client may leave between its last token and the end of the stream: nothing is
+        # left to tell it, and it is no server error
+        with contextlib.suppress(ConnectionResetError):
+            await response.write(tail + DONE_EVENT)
+            await response.write_eof()
         return response
 
     # -- the rest -----------------------------------------------------------------------------
