@@ -28,7 +28,13 @@ def isolation(
     ),
     time_scale: Annotated[float, Opt(help="simulated seconds per wall second")] = 1.0,
     capacity: Annotated[int, Opt(help="pool capacity C")] = 10,
-    endpoints: Annotated[str, Opt(help="model server URLs instead of the simulator")] = "",
+    endpoints: Annotated[
+        str,
+        Opt(
+            help="model server URLs instead of the simulator "
+            "(--client inference-perf: the coordinator URL)"
+        ),
+    ] = "",
     set_: Annotated[list[str] | None, Opt("--set", help="tolerance AMT_KEY=VALUE")] = None,
     analyze: Annotated[Path | None, Opt(help="judge inference-perf results in DIR")] = None,
     client: Annotated[str, Opt(help="builtin, or inference-perf (writes its configs)")] = (
@@ -37,6 +43,14 @@ def isolation(
     inference_perf_venv: Annotated[
         Path | None, Opt(help="the virtualenv with inference-perf (--client inference-perf)")
     ] = None,
+    tokenizer: Annotated[
+        str | None,
+        Opt(help="tokenizer directory for inference-perf (required with --client inference-perf)"),
+    ] = None,
+    model_servers: Annotated[
+        str,
+        Opt(help="model server URLs run.sh samples (--client inference-perf; default: none)"),
+    ] = "",
 ) -> None:
     """Realtime isolation under an async backlog: the nightly validator's test, on one pool."""
     from sluiceway.bench.isolation.command import run_command
@@ -54,8 +68,23 @@ def isolation(
         analyze=analyze,
         client=client,
         venv=inference_perf_venv,
+        tokenizer=tokenizer,
+        model_servers=model_servers,
     )
     raise typer.Exit(code)
+
+
+@bench_app.command("isolation-sample")
+def isolation_sample(
+    model_servers: Annotated[str, Opt(help="model server URLs, comma separated")],
+    router: Annotated[str, Opt(help="the router's URL (its /metrics has the bands)")],
+    output: Annotated[Path, Opt(help="the samples.json to write")],
+    interval: Annotated[float, Opt(help="seconds between samples")] = 0.25,
+) -> None:
+    """Sample the model servers and the router for an inference-perf run until SIGTERM/SIGINT."""
+    from sluiceway.bench.isolation.sample_command import sample_command
+
+    raise typer.Exit(sample_command(model_servers, router, output, interval))
 
 
 def register(app: typer.Typer) -> None:

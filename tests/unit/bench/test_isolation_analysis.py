@@ -16,6 +16,7 @@ from sluiceway.bench.isolation.checks import (
     dispatch_rate,
     level_checks,
 )
+from sluiceway.bench.isolation.fates import fate_counts
 from sluiceway.bench.isolation.lifecycle import parse_entry, pin_to_wall, read_lifecycle_file
 from sluiceway.bench.isolation.records import (
     RequestRecord,
@@ -81,9 +82,44 @@ def test_records_from_inference_perf_entries() -> None:
     assert parse_entry(usage).tokens == 128  # type: ignore[union-attr]
 
 
+def test_errors_keep_their_status_and_a_client_timeout_is_abandoned() -> None:
+    """inference-perf records an error answer as ``HTTP Error <status>`` and its own
+    ``request_timeout`` (aiohttp's) as a timeout without a status: the client gave up."""
+
+    def failed(error_type: str, error_msg: str) -> RequestRecord:
+        entry = {"start_time": 0.0, "end_time": 20.0, "info": {}, "error": None}
+        record = parse_entry({**entry, "error": {"error_type": error_type, "error_msg": error_msg}})
+        assert record is not None and not record.ok
+        return record
+
+    gave_up = failed("TimeoutError", "Request timed out")
+    assert gave_up.abandoned and gave_up.status == 0
+    assert failed("SocketTimeoutError", "Timeout on reading data from socket").abandoned
+    deadline = failed("HTTP Error 504", '{"error": "deadline exceeded: timeout"}')
+    assert (deadline.abandoned, deadline.status) == (False, 504)
+    assert failed("HTTP Error 429", "queue full").status == 429
+    refused = failed("ClientConnectorError", "Cannot connect to host")
+    assert (refused.abandoned, refused.status) == (False, 0)
+    ok = parse_entry({"start_time": 0.0, "end_time": 1.0, "info": {}, "error": None})
+    assert ok is not None and ok.ok and ok.status == 200 and not ok.abandoned
+
+
+def test_abandoned_entries_count_as_abandoned_fates() -> None:
+    entries = [
+        {"start_time": 0.0, "end_time": 2.0, "info": {}, "error": None},
+        {"start_time": 0.0, "end_time": 20.0, "error": {"error_type": "TimeoutError"}},
+        {"start_time": 0.0, "end_time": 5.0, "error": {"error_type": "HTTP Error 504"}},
+    ]
+    records = [r for r in map(parse_entry, entries) if r is not None]
+    counts = fate_counts(records, [])
+    assert (counts["delivered"], counts["abandoned_queued"], counts["deadline"]) == (1, 1, 1)
+    assert counts["arrivals"] == 3
+
+
 def test_lifecycle_file_fixture_both_layouts() -> None:
     records = read_lifecycle_file(FIXTURE)
     assert [r.ok for r in records] == [True, True, False]  # the malformed entry is dropped
+    assert records[2].abandoned  # its TimeoutError: the client gave up
     assert records[0].ttft == pytest.approx(0.25) and records[0].tokens == 128
     assert records[1].ttft == pytest.approx(0.5) and records[1].tokens == 128
     assert records[2].ttft is None
@@ -95,6 +131,10 @@ def test_monotonic_stamps_pinned_to_the_harness_stop() -> None:
     assert pinned[1].end == 1_700_000_000.0 and pinned[0].start == 1_699_999_995.0
     epoch = [RequestRecord(1_700_000_000.0, 1_700_000_001.0, None, 1, True)]
     assert pin_to_wall(epoch, 5.0) == epoch
+    # with the machine's wall-minus-monotonic offset the shift is exact, not the stop's guess
+    exact = pin_to_wall(records, harness_stop=1_700_000_000.0, clock_offset=1_699_999_980.0)
+    assert exact[1].end == 1_699_999_995.0 and exact[0].start == 1_699_999_990.0
+    assert pin_to_wall(epoch, 5.0, clock_offset=100.0) == epoch
 
 
 def _closed_loop(k: int, latency: float, until: float, ttft: float = 0.1) -> list[RequestRecord]:
@@ -183,19 +223,21 @@ def test_dispatch_rate_from_counter_deltas() -> None:
     assert dispatch_rate(bands[:1], Window(0.0, 40.0), (-10,)) is None
 
 
-def test_wasted_tokens_evicted_retried_and_resumed() -> None:
+def test_wasted_tokens_evicted_retried_resumed_and_undelivered() -> None:
     evicted = [
         ModelAttempt("a", 0.0, 10, 0, 128, generated=60),
         ModelAttempt("a", 1.0, 10, 10, 128, generated=128),
     ]
-    assert wasted_tokens(evicted, {"a": 128}) == Waste(188, 60, 0)
+    assert wasted_tokens(evicted, {"a": 128}) == Waste(188, evicted=60)
     resumed = [
         ModelAttempt("r", 0.0, 10, 0, 128, generated=60),
         ModelAttempt("r", 1.0, 70, 64, 68, generated=68),  # 6 grown tokens missed the cache
     ]
-    assert wasted_tokens(resumed, {"r": 128}) == Waste(128, 0, 6)
+    assert wasted_tokens(resumed, {"r": 128}) == Waste(128, recomputed=6)
+    # nobody received the answer: every token of every attempt went to nobody, the last too
     abandoned = [
         ModelAttempt("x", 0.0, 10, 0, 128, generated=30),
         ModelAttempt("x", 1.0, 10, 0, 128, generated=5),
     ]
-    assert wasted_tokens(abandoned, {}).wasted == 30
+    assert wasted_tokens(abandoned, {}) == Waste(35, undelivered=35)
+    assert wasted_tokens(abandoned, {}).wasted == 35

@@ -37,4 +37,4 @@ def test_the_nightly_plan() -> None:
     assert [plan.realtime_requests(k) for k in (2, 8, 9, 10)] == [80, 320, 360, 400]
     assert plan.async_rate == 10 and plan.async_timeout == 20 and plan.warmup == 15
     quick = IsolationOptions(quick=True).plan()
-    assert quick.levels == (80,) and quick.realtime_requests(8) == 64
+    assert quick.levels == (80,) and quick.realtime_requests(8) == 80

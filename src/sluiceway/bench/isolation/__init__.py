@@ -15,14 +15,15 @@ Python API::
 
     report = run_isolation(IsolationOptions(modes=("eviction",), quick=True))
     report.modes["eviction"].passed          # every judged check passed
-    report.modes["eviction"].figures["80"]   # TTFT ratios, async vs slack, wasted tokens ...
+    report.modes["eviction"].figures["80"]   # TTFT ratios, goodput vs slack, waste, fates ...
     write_report(report, Path("out"))        # report.json and summary.html
 
 ``run_isolation_async`` does the same inside a running event loop. Modules: ``plan`` (options,
 stage durations), ``modes``, ``stack`` (the system in process), ``load`` (the two clients),
 ``sampler`` (pool, bands, attempts, loop lag), ``records`` / ``tolerances`` / ``checks`` /
-``figures`` / ``waste`` (the pure analysis), ``lifecycle`` and ``inference_perf`` (the external
-client), ``runner``, ``result``, ``report``, ``command``.
+``figures`` / ``fates`` / ``waste`` (the pure analysis), ``lifecycle``, ``inference_perf``,
+``inference_perf_results`` and ``sample_command`` (the external client: its configs and script,
+the judging of its results, its sampler), ``runner``, ``result``, ``report``, ``command``.
 """
 
 from __future__ import annotations

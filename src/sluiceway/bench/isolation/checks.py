@@ -4,8 +4,10 @@ Per level L: the realtime load alone (baseline) against the same load mixed with
 backlog, on the overlap window minus the warm-up; then the async-only stage (does async work
 alone fill the pool?) and the band checks (was each kind of traffic classified into its
 priority band?). Every check is a :class:`ValidatorCheck` with the value observed and the bound
-it was held to. Checks named ``... (observation)`` are reported but never fail a run, unless
-``AMT_ENFORCE_CAPACITY=1``.
+it was held to. Checks named ``... (observation)`` are reported but never fail a run. Two
+depart from upstream on purpose: "async uses slack" counts answers delivered (goodput), not
+dispatches, and "pool held at capacity" judges admissions (running + waiting at the model
+servers) by default (``AMT_ENFORCE_CAPACITY=0`` makes it an observation again).
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from sluiceway.bench.isolation.records import (
     treatment_stats,
 )
 from sluiceway.bench.isolation.tolerances import tolerance
+from sluiceway.bench.isolation.waste import ModelAttempt, Waste
 
 __all__ = [
     "ASYNC_PRIORITIES",
+    "LAG_CHECK",
     "BandSample",
     "Judge",
     "PoolSample",
@@ -34,6 +38,7 @@ __all__ = [
     "async_only_checks",
     "band_checks",
     "dispatch_rate",
+    "goodput",
     "level_checks",
 ]
 
@@ -41,6 +46,8 @@ ASYNC_PRIORITIES = (60, 30, -5, -10)
 REALTIME_PRIORITY = 100
 BATCH_PRIORITIES = (30, -10)
 OBSERVATION = " (observation)"
+VALIDITY = " (validity)"
+LAG_CHECK = "event-loop lag p99 (ms, scaled)" + VALIDITY
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,9 @@ class ValidatorCheck:
 
     @property
     def counts(self) -> bool:
-        """Observations are reported, not judged."""
-        return not self.name.endswith(OBSERVATION)
+        """Observations are reported, not judged; validity checks decide whether the mode's
+        figures can be trusted at all, not whether it passed."""
+        return not self.name.endswith((OBSERVATION, VALIDITY))
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -94,9 +102,10 @@ class StageMeasure:
     batch: list[RequestRecord] = field(default_factory=list)
     pool: list[PoolSample] = field(default_factory=list)
     bands: list[BandSample] = field(default_factory=list)
-    generated_tokens: int = 0
-    wasted_tokens: int = 0  # lost decode tokens plus recomputed prompt tokens
-    recomputed_tokens: int = 0  # of which: resumed prompts that missed the prefix cache
+    attempts: list[ModelAttempt] = field(default_factory=list)  # the model's, when observed
+    waste: Waste = field(default_factory=Waste)
+    # the model servers' median request time (their histograms), where attempts are not seen
+    model_service_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +122,8 @@ class Judge:
 
     @property
     def enforce_capacity(self) -> bool:
-        return self.env.get("AMT_ENFORCE_CAPACITY", "") == "1"
+        """Judged unless ``AMT_ENFORCE_CAPACITY=0`` (upstream only observes it by default)."""
+        return self.env.get("AMT_ENFORCE_CAPACITY", "").strip() != "0"
 
 
 def dispatch_rate(
@@ -138,10 +148,21 @@ def _lower(name: str, observed: float | None, bound: float) -> ValidatorCheck:
 
 
 def _capacity(name: str, pool: Sequence[PoolSample], judge: Judge) -> ValidatorCheck:
-    peak = max((s.running for s in pool), default=0)
+    """Admissions, not what the model happened to run: running plus waiting at the model
+    servers, against C plus ``CAPACITY_SLACK`` (one request: an evicted request's abort may
+    still hold its slot for a step when the realtime request that evicted it arrives)."""
+    peak = max((s.running + s.waiting for s in pool), default=0)
     bound = judge.capacity + judge.tol("CAPACITY_SLACK")
     suffix = "" if judge.enforce_capacity else OBSERVATION
     return ValidatorCheck(f"{name}pool held at capacity{suffix}", peak <= bound, peak, bound)
+
+
+def goodput(batch: Sequence[RequestRecord], window: Window) -> float | None:
+    """Async answers delivered to a waiting client per second of ``window``: 200 within the
+    client's patience (an abandoned request is never ``ok``); None for an empty window."""
+    if window.length <= 0:
+        return None
+    return sum(1 for r in batch if r.ok and window.start <= r.end <= window.end) / window.length
 
 
 def level_checks(
@@ -183,9 +204,9 @@ def level_checks(
 
 
 def _slack_check(name: str, mixed: StageMeasure, window: Window) -> ValidatorCheck:
-    rate = dispatch_rate(mixed.bands, window, ASYNC_PRIORITIES)
-    if rate is None:  # no router samples: async completions in the window instead
-        rate = float(sum(1 for r in mixed.batch if r.ok and window.start <= r.end <= window.end))
+    """Judged on goodput, never on dispatches: a request dispatched and then abandoned used
+    the pool for nobody (upstream judges the router's dispatch rate)."""
+    rate = goodput(mixed.batch, window) or 0.0
     return ValidatorCheck(name + "async uses slack", rate > 0, rate, 0.0)
 
 

@@ -1,7 +1,8 @@
 """The ``sluiceway bench isolation`` command: parse, run (or analyse), write, summarise.
 
 Exit status: 0 when every mode is valid and every protected mode passes its checks (the
-no-protection control is expected to fail); 1 otherwise; 2 on bad options.
+no-protection control is expected to fail); 1 when a valid protected mode failed; 3 when none
+failed but a mode is invalid (the machine was too busy to judge it); 2 on bad options.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from pathlib import Path
 
 from sluiceway.bench.isolation.modes import MODES
 from sluiceway.bench.isolation.plan import IsolationOptions
-from sluiceway.bench.isolation.report import write_report
+from sluiceway.bench.isolation.report import summary_lines, write_report
 from sluiceway.bench.isolation.result import IsolationReport
 
 __all__ = ["exit_code", "parse_settings", "run_command"]
 
 QUICK_MODES = ("none", "eviction")
+INVALID = 3
 
 
 def _split(text: str) -> tuple[str, ...]:
@@ -35,15 +37,21 @@ def parse_settings(items: list[str]) -> dict[str, str]:
 
 
 def exit_code(report: IsolationReport) -> int:
-    ok = all(r.valid for r in report.modes.values()) and all(
-        r.passed for m, r in report.modes.items() if m != "none"
-    )
-    return 0 if ok else 1
+    """1 when a valid protected mode failed, else 3 when a mode is invalid (its figures
+    cannot be judged: the machine was too busy, or the control passed), else 0."""
+    protected = [r for m, r in report.modes.items() if m != "none"]
+    if any(r.valid and not r.passed for r in protected):
+        return 1
+    return 0 if all(r.valid for r in report.modes.values()) else INVALID
 
 
 def _print(report: IsolationReport, where: Path) -> None:
+    for line in summary_lines(report):
+        print(line)
     for mode, result in report.modes.items():
         verdict = "PASS" if result.passed else "FAIL"
+        if not result.valid:
+            verdict = f"INVALID ({result.invalid_reason}); unjudged: {verdict}"
         print(f"{mode}: {verdict}, valid={str(result.valid).lower()}")
         for check in result.failed():
             print(f"  failed: {check.name} (observed {check.observed}, bound {check.bound})")
@@ -64,6 +72,8 @@ def run_command(
     analyze: Path | None,
     client: str,
     venv: Path | None,
+    tokenizer: str | None = None,
+    model_servers: str = "",
 ) -> int:
     try:
         chosen = _split(modes) or (QUICK_MODES if quick else MODES)
@@ -85,13 +95,20 @@ def run_command(
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if analyze is not None:
-        from sluiceway.bench.isolation.inference_perf import analyze_dir
+        from sluiceway.bench.isolation.inference_perf_results import analyze_dir
 
         report = analyze_dir(analyze, options)
     elif client == "inference-perf":
         from sluiceway.bench.isolation.inference_perf import write_configs
 
-        for path in write_configs(options, output, venv):
+        try:
+            written = write_configs(
+                options, output, venv, tokenizer=tokenizer, model_servers=_split(model_servers)
+            )
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        for path in written:
             print(f"wrote {path}")
         return 0
     else:

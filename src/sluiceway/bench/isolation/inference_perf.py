@@ -1,47 +1,60 @@
-"""The external client: inference-perf configs for every stage, and the analysis of its
-results.
+"""The external client: inference-perf configs for every stage, and the script that runs them.
 
 ``write_configs`` writes one config per treatment (``async_only``, ``baseline_<L>``,
 ``mixed_<L>_async``, ``mixed_<L>_rt``), the nightly's load shapes, pointed at a running
-coordinator (``--endpoints``, default ``http://127.0.0.1:8081``). ``analyze_dir`` reads
-``<DIR>/<treatment>/**/per_request_lifecycle_metrics.json`` (and ``<DIR>/samples.json`` when a
-sampler wrote one: ``[{"at", "running", "waiting", "bands": {"<priority>": count}}]``) and
-judges them as one mode, named by ``--modes`` (default ``eviction``, upstream's default lane).
+coordinator (``--endpoints``, default ``http://127.0.0.1:8081``): random prompts of a fixed
+length asking for exactly the plan's 128 output tokens (``ignore_eos``), tokenized offline by
+``--tokenizer``. Its ``run.sh`` runs them in order, records each treatment's wall start and
+stop and the machine's wall-minus-monotonic offset (``<treatment>/harness.json``: inference-perf
+stamps with a monotonic clock) and, given the model servers (``--model-servers``), samples them
+and the router for the whole run (``sluiceway bench isolation-sample`` -> ``samples.json``).
+:mod:`~sluiceway.bench.isolation.inference_perf_results` judges what it leaves behind.
 """
 
 from __future__ import annotations
 
-import json
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from sluiceway.bench.isolation.checks import (
-    BandSample,
-    Judge,
-    PoolSample,
-    StageMeasure,
-    async_only_checks,
-    band_checks,
-    level_checks,
-)
-from sluiceway.bench.isolation.figures import level_figures, realtime_rps, service_time
-from sluiceway.bench.isolation.lifecycle import read_lifecycle_file
-from sluiceway.bench.isolation.modes import mode_spec
 from sluiceway.bench.isolation.plan import IsolationOptions, realtime_concurrency
-from sluiceway.bench.isolation.records import RequestRecord
-from sluiceway.bench.isolation.result import IsolationReport, ModeResult
 
-__all__ = ["LIFECYCLE_FILE", "analyze_dir", "write_configs"]
+__all__ = ["HARNESS_FILE", "LIFECYCLE_FILE", "SAMPLES_FILE", "write_configs"]
 
 LIFECYCLE_FILE = "per_request_lifecycle_metrics.json"
+HARNESS_FILE = "harness.json"
+SAMPLES_FILE = "samples.json"
 DEFAULT_COORDINATOR = "http://127.0.0.1:8081"
+PROMPT_TOKENS = 64  # short and fixed: the realtime TTFT should measure queueing, not prefill
+NO_TOKENIZER = (
+    "--client inference-perf needs --tokenizer DIR (a local Hugging Face tokenizer directory): "
+    "its random data counts prompt tokens with it, and without one inference-perf loads the "
+    "served model's name from the Hugging Face hub"
+)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What every treatment talks to and asks for."""
+
+    base_url: str
+    model: str
+    tokenizer: str
+    output_tokens: int
+
+
+def _fixed(tokens: int) -> dict[str, int]:
+    """A length distribution that always draws ``tokens``."""
+    return {"min": tokens, "max": tokens, "mean": tokens, "std_dev": 0}
 
 
 def _config(
-    base_url: str,
-    model: str,
+    target: _Target,
     load: dict[str, Any],
     headers: dict[str, str],
     streaming: bool,
@@ -50,20 +63,50 @@ def _config(
     return {
         "load": load,
         "api": {"type": "completion", "streaming": streaming, "headers": headers},
-        "server": {"type": "vllm", "model_name": model, "base_url": base_url, "ignore_eos": True},
-        "data": {"type": "mock"},
+        "server": {
+            "type": "vllm",
+            "model_name": target.model,
+            "base_url": target.base_url,
+            "ignore_eos": True,
+        },
+        "tokenizer": {"pretrained_model_name_or_path": target.tokenizer},
+        # random data sets each request's max_tokens from output_distribution (mock data would
+        # leave inference-perf's default of 30)
+        "data": {
+            "type": "random",
+            "input_distribution": _fixed(PROMPT_TOKENS),
+            "output_distribution": _fixed(target.output_tokens),
+        },
         "report": {"request_lifecycle": {"summary": True, "per_stage": True, "per_request": True}},
         "storage": {"local_storage": {"path": out}},
     }
 
 
+def _tokenizer_ref(tokenizer: str) -> str:
+    """A local directory made absolute (run.sh runs from its own folder); a hub name as is."""
+    local = Path(tokenizer).expanduser()
+    return str(local.resolve()) if local.exists() else tokenizer
+
+
 def write_configs(
-    options: IsolationOptions, output: Path, venv: Path | None, model: str = "sim-model"
+    options: IsolationOptions,
+    output: Path,
+    venv: Path | None,
+    model: str = "sim-model",
+    *,
+    tokenizer: str | None = None,
+    model_servers: Sequence[str] = (),
+    python: str = sys.executable,
 ) -> list[Path]:
     """One inference-perf config per treatment under ``output/inference-perf/``, plus
-    ``run.sh`` running them in order with ``<venv>/bin/inference-perf``."""
+    ``run.sh`` running them in order with ``<venv>/bin/inference-perf`` and, given
+    ``model_servers``, the sampler with ``python -m sluiceway``. No ``tokenizer`` is a
+    :class:`ValueError`."""
+    if not tokenizer:
+        raise ValueError(NO_TOKENIZER)
     plan = options.plan()
     base = (options.endpoints or (DEFAULT_COORDINATOR,))[0]
+    target = _Target(base, model, _tokenizer_ref(tokenizer), plan.output_tokens)
     rt_headers = {"x-llm-d-async-mode": "passthrough", "x-llm-d-tenant": "realtime"}
     as_headers = {"x-llm-d-async-mode": "wait", "x-llm-d-tenant": "batch"}
     duration = round(plan.realtime_seconds + plan.async_lead)
@@ -74,8 +117,7 @@ def write_configs(
     }
     treatments: dict[str, dict[str, Any]] = {
         "async_only": _config(
-            base,
-            model,
+            target,
             {
                 **asynchronous,
                 "stages": [{"rate": plan.async_rate, "duration": round(plan.async_only_seconds)}],
@@ -92,15 +134,11 @@ def write_configs(
             "stages": [{"concurrency_level": k, "num_requests": plan.realtime_requests(k)}],
             "request_timeout": 120,
         }
-        treatments[f"baseline_{level}"] = _config(
-            base, model, rt, rt_headers, True, f"baseline_{level}"
-        )
+        treatments[f"baseline_{level}"] = _config(target, rt, rt_headers, True, f"baseline_{level}")
         treatments[f"mixed_{level}_async"] = _config(
-            base, model, asynchronous, as_headers, False, f"mixed_{level}_async"
+            target, asynchronous, as_headers, False, f"mixed_{level}_async"
         )
-        treatments[f"mixed_{level}_rt"] = _config(
-            base, model, rt, rt_headers, True, f"mixed_{level}_rt"
-        )
+        treatments[f"mixed_{level}_rt"] = _config(target, rt, rt_headers, True, f"mixed_{level}_rt")
     folder = output / "inference-perf"
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -108,108 +146,96 @@ def write_configs(
         path = folder / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         written.append(path)
-    written.append(_script(folder, treatments, venv, plan.async_lead))
+    sampler = _sampler_command(python, model_servers, base)
+    written.append(_script(folder, list(treatments), venv, plan.async_lead, sampler, python))
     return written
 
 
-def _script(folder: Path, treatments: dict[str, Any], venv: Path | None, lead: float) -> Path:
-    tool = f"{venv}/bin/inference-perf" if venv else "inference-perf"
+def _sampler_command(python: str, model_servers: Sequence[str], router: str) -> str | None:
+    """The sampler's command line with this interpreter (not whatever ``sluiceway`` is on the
+    PATH when run.sh runs); None without model servers to sample."""
+    if not model_servers:
+        return None
+    args = [python, "-m", "sluiceway", "bench", "isolation-sample"]
+    args += ["--model-servers", ",".join(model_servers), "--router", router]
+    return shlex.join([*args, "--output", SAMPLES_FILE])
+
+
+# A treatment's wall start and stop (now) in <treatment>/harness.json, and one treatment run
+# between the two.
+_TREATMENT = """stamp() {{
+    mkdir -p "$1"
+    printf '{{"start": %s, "stop": %s, "clock_offset": %s}}\\n' "$2" "$(date +%s.%N)" \\
+        "$({offset})" > "$1/{harness}"
+}}
+treatment() {{
+    start=$(date +%s.%N)
+    {tool} --config_file "$1.yaml"
+    stamp "$1" "$start"
+}}"""
+
+# Whatever still runs in the background is stopped when the script ends, however it ends.
+_CLEANUP = """pid= sampler=
+cleanup() {
+    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+    if [ -n "$sampler" ]; then kill "$sampler" 2>/dev/null || true; wait "$sampler" || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM"""
+
+
+def _sampler_lines(sampler: str | None) -> list[str]:
+    """Start the sampler in the background, or say up front what the run will lack."""
+    if sampler is None:
+        return [
+            "echo 'no --model-servers: samples.json will be missing (no pool, band or "
+            "request-time samples; the saturation and dispatch-rate checks fail)' >&2"
+        ]
+    return [f"{sampler} & sampler=$!", "sleep 1  # a first sample before the first request"]
+
+
+def _clock_offset(python: str) -> str:
+    """A command printing wall minus monotonic time: inference-perf stamps with
+    ``time.perf_counter``, which is the monotonic clock on Linux, so this shifts its records
+    onto wall time exactly."""
+    return shlex.join([python, "-c", "import time; print(time.time() - time.monotonic())"])
+
+
+def _script(
+    folder: Path,
+    treatments: list[str],
+    venv: Path | None,
+    lead: float,
+    sampler: str | None,
+    python: str,
+) -> Path:
+    tool = shlex.quote(f"{venv}/bin/inference-perf") if venv else "inference-perf"
     lines = [
         "#!/bin/sh",
         "# Runs every treatment; mixed_<L>_async starts first, the realtime load after the lead.",
         "set -e",
         'cd "$(dirname "$0")"',
+        _TREATMENT.format(tool=tool, harness=HARNESS_FILE, offset=_clock_offset(python)),
+        _CLEANUP,
+        *_sampler_lines(sampler),
     ]
     for name in treatments:
         if name.endswith("_rt"):
             continue
         if name.endswith("_async"):
-            rt = name.replace("_async", "_rt")
+            # inference-perf itself in the background (not a subshell), so cleanup reaches it
             lines += [
+                "async_start=$(date +%s.%N)",
                 f"{tool} --config_file {name}.yaml & pid=$!",
                 f"sleep {lead:g}",
-                f"{tool} --config_file {rt}.yaml",
+                f"treatment {name.replace('_async', '_rt')}",
                 'wait "$pid"',
+                "pid=",
+                f'stamp {name} "$async_start"',
             ]
         else:
-            lines.append(f"{tool} --config_file {name}.yaml")
+            lines.append(f"treatment {name}")
     path = folder / "run.sh"
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)
     return path
-
-
-def _records(folder: Path) -> list[RequestRecord]:
-    out: list[RequestRecord] = []
-    for path in sorted(folder.rglob(LIFECYCLE_FILE)):
-        out += read_lifecycle_file(path)
-    return out
-
-
-def _samples(path: Path) -> tuple[list[PoolSample], list[BandSample]]:
-    if not path.is_file():
-        return [], []
-    pool, bands = [], []
-    for s in json.loads(path.read_text()):
-        pool.append(PoolSample(float(s["at"]), int(s["running"]), int(s.get("waiting", 0))))
-        bands.append(
-            BandSample(
-                float(s["at"]), {int(k): float(v) for k, v in (s.get("bands") or {}).items()}
-            )
-        )
-    return pool, bands
-
-
-def _stage(
-    rt: list[RequestRecord],
-    batch: list[RequestRecord],
-    pool: list[PoolSample],
-    bands: list[BandSample],
-) -> StageMeasure:
-    records = rt + batch
-    if not records:
-        return StageMeasure(rt, batch)
-    start, end = min(r.start for r in records), max(r.end for r in records)
-    return StageMeasure(
-        rt,
-        batch,
-        [p for p in pool if start <= p.at <= end],
-        [b for b in bands if start <= b.at <= end],
-    )
-
-
-def analyze_dir(folder: Path, options: IsolationOptions) -> IsolationReport:
-    """Judge inference-perf results as the builtin run's report (one mode)."""
-    mode = options.modes[0] if len(options.modes) == 1 else "eviction"
-    spec = mode_spec(mode, options.capacity)
-    env = {**spec.env, **options.settings}
-    judge = Judge(options.capacity, spec.ceiling, env)
-    pool, bands = _samples(folder / "samples.json")
-    async_only = _stage([], _records(folder / "async_only"), pool, bands)
-    service = service_time(async_only)
-    checks, figures, rps, stages = [], {}, {}, [async_only]
-    for level in options.plan().levels:
-        baseline = _stage(_records(folder / f"baseline_{level}"), [], pool, bands)
-        mixed = _stage(
-            _records(folder / f"mixed_{level}_rt"),
-            _records(folder / f"mixed_{level}_async"),
-            pool,
-            bands,
-        )
-        if not baseline.realtime and not mixed.realtime:
-            continue
-        stages += [baseline, mixed]
-        rps[level] = realtime_rps(baseline, judge, level)
-        checks += level_checks(level, baseline, mixed, judge)
-        figures[str(level)] = level_figures(level, baseline, mixed, judge, service)
-    top = max(rps, default=None)
-    base100 = (
-        None
-        if top is None
-        else rps[top] * options.capacity / realtime_concurrency(top, options.capacity)
-    )
-    checks += async_only_checks(async_only, base100, judge)
-    checks += band_checks(stages)
-    report = IsolationReport(run={"analyzed": str(folder), "capacity": options.capacity})
-    report.modes[mode] = ModeResult(bool(figures), checks, figures)
-    return report

@@ -74,13 +74,14 @@ class RealtimeLoad:
         body = self.target.body(f"{request_id} tell me about the river", stream=True)
         start = self.clock.now()
         first: float | None = None
-        tokens, ok = 0, False
+        tokens, ok, status = 0, False, 0
         self.in_flight += 1
         try:
             limit = aiohttp.ClientTimeout(total=self.clock.to_wall(self.target.realtime_timeout))
             url = self.target.base_url + "/v1/completions"
             async with self.session.post(url, json=body, headers=headers, timeout=limit) as resp:
-                if resp.status == 200:
+                status = resp.status
+                if status == 200:
                     first, tokens, ok = await self._read_stream(resp)
         except (aiohttp.ClientError, TimeoutError):
             ok = False
@@ -88,7 +89,7 @@ class RealtimeLoad:
             self.in_flight -= 1
         end = self.clock.now()
         ttft = None if first is None else first - start
-        self.records.append(RequestRecord(start, end, ttft, tokens, ok, request_id))
+        self.records.append(RequestRecord(start, end, ttft, tokens, ok, request_id, status=status))
 
     async def _read_stream(self, resp: aiohttp.ClientResponse) -> tuple[float | None, int, bool]:
         first: float | None = None
@@ -149,13 +150,14 @@ class AsyncLoad:
         headers = {MODE_HEADER: "wait", TENANT_HEADER: "batch", REQUEST_ID: request_id}
         body = self.target.body(f"{request_id} summarise the archive", stream=False)
         start = self.clock.now()
-        tokens, ok = 0, False
+        tokens, ok, status = 0, False, 0
         try:
             limit = aiohttp.ClientTimeout(total=self.clock.to_wall(self.timeout))
             url = self.target.base_url + "/v1/completions"
             async with self.session.post(url, json=body, headers=headers, timeout=limit) as resp:
                 payload = await resp.read()
-                if resp.status == 200:
+                status = resp.status
+                if status == 200:
                     usage = json.loads(payload).get("usage") or {}
                     tokens, ok = int(usage.get("completion_tokens", 0)), True
         except (TimeoutError, asyncio.CancelledError):
@@ -163,7 +165,8 @@ class AsyncLoad:
             return
         except (aiohttp.ClientError, ValueError):
             ok = False
-        self.records.append(RequestRecord(start, self.clock.now(), None, tokens, ok, request_id))
+        end = self.clock.now()
+        self.records.append(RequestRecord(start, end, None, tokens, ok, request_id, status=status))
 
     def _abandon(self, request_id: str, start: float) -> None:
         now = self.clock.now()

@@ -3,12 +3,16 @@
 The full plan is the nightly test's: realtime concurrency k = max(1, round(L/100 x C)) at
 L = 20/80/90/100, max(k, ceil(k x 80 / 2.0)) realtime requests per stage, async at
 max(10, round(2 C / 2.0)) req/s with a max(20, round(4 x 2.0)) s client timeout and a 15 s
-warm-up. ``quick`` runs one level with short stages. Durations are in scaled seconds.
+warm-up; the async load leads the realtime load by one client patience, so the mixed window
+(which opens a warm-up after the realtime start) sees the backlog at its steady state.
+``quick`` runs one level with shorter stages but the same steady state (a lead of one patience
+plus 5 s, 20 s of realtime load). Durations are in scaled seconds.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +23,10 @@ __all__ = ["FULL_LEVELS", "IsolationOptions", "StagePlan", "realtime_concurrency
 FULL_LEVELS = (20, 80, 90, 100)
 QUICK_LEVEL = 80
 SERVICE_S = 2.0  # the guide pool's service time for a 128-token completion
+# The quick plan's async load leads by one client patience plus this, so every request of the
+# mixed window meets a backlog whose oldest requests are already being abandoned (steady state).
+QUICK_LEAD_MARGIN_S = 5.0
+QUICK_REALTIME_S = 20.0
 
 
 def realtime_concurrency(level: int, capacity: int) -> int:
@@ -57,6 +65,9 @@ class IsolationOptions:
     settings: dict[str, str] = field(default_factory=dict)  # AMT_* tolerance overrides
     realtime_seconds: float | None = None
     async_only_seconds: float | None = None
+    # how long async runs alone before the realtime load starts; under one client patience
+    # the mixed window opens before the backlog is at its steady state (the demo's short step)
+    async_lead_seconds: float | None = None
 
     def __post_init__(self) -> None:
         for mode in self.modes:
@@ -67,6 +78,12 @@ class IsolationOptions:
         if self.capacity < 1:
             raise ValueError("capacity must be at least 1")
 
+    def tolerance_env(self, mode_env: Mapping[str, str]) -> dict[str, str]:
+        """The tolerance settings a run is judged by: the mode's, then the quick plan's
+        warm-up (its stages are too short for the nightly's 15 s), then ``settings``."""
+        quick = {"AMT_WARMUP_S": str(self.plan().warmup)} if self.quick else {}
+        return {**mode_env, **quick, **self.settings}
+
     def plan(self) -> StagePlan:
         """The stage plan: the nightly's, or the quick one."""
         timeout = float(max(20, round(4 * SERVICE_S)))
@@ -74,10 +91,10 @@ class IsolationOptions:
         if self.quick:
             return StagePlan(
                 levels=self.levels or (QUICK_LEVEL,),
-                realtime_seconds=self.realtime_seconds or 16.0,
+                realtime_seconds=self.realtime_seconds or QUICK_REALTIME_S,
                 async_rate=rate,
                 async_timeout=timeout,
-                async_lead=4.0,
+                async_lead=_lead(self.async_lead_seconds, timeout + QUICK_LEAD_MARGIN_S),
                 async_only_seconds=self.async_only_seconds or 10.0,
                 warmup=3.0,
             )
@@ -86,7 +103,11 @@ class IsolationOptions:
             realtime_seconds=self.realtime_seconds or 80.0,
             async_rate=rate,
             async_timeout=timeout,
-            async_lead=timeout,
+            async_lead=_lead(self.async_lead_seconds, timeout),
             async_only_seconds=self.async_only_seconds or 140.0,
             warmup=15.0,
         )
+
+
+def _lead(chosen: float | None, default: float) -> float:
+    return default if chosen is None else chosen

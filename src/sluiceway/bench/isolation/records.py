@@ -35,6 +35,7 @@ class RequestRecord:
     ok: bool
     request_id: str = ""
     abandoned: bool = False  # the client gave up (its timeout) before an answer
+    status: int = 0  # the HTTP status answered (0: none, the client gave up or the call failed)
 
     @property
     def e2e(self) -> float:

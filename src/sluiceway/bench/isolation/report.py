@@ -9,14 +9,51 @@ from pathlib import Path
 
 from sluiceway.bench.isolation.result import IsolationReport
 
-__all__ = ["write_report"]
+__all__ = ["summary_lines", "write_report"]
 
 _PLOTS = (
     ("Realtime TTFT p90, mixed / baseline", "ttft_p90_ratio"),
     ("Realtime E2E p90, mixed / baseline", "e2e_p90_ratio"),
-    ("Async completions / slack", "async_slack_ratio"),
-    ("Wasted generated tokens (%)", "wasted_tokens_pct"),
+    ("Async goodput / model-time slack", "goodput_slack_ratio"),
+    ("Wasted generated tokens (%): for nobody, evicted, recomputed", "wasted_tokens_pct"),
+    ("Async requests abandoned while running", "fate_abandoned_running"),
 )
+
+
+# (column, report key, format) of the terminal summary: what clients received, first
+_COLUMNS = (
+    ("TTFT p90 x", "ttft_p90_ratio", "{:.2f}"),
+    ("goodput/s", "async_goodput_per_s", "{:.2f}"),
+    ("slack/s", "slack_completions_per_s", "{:.2f}"),
+    ("goodput/slack", "goodput_slack_ratio", "{:.2f}"),
+    ("dispatch/s", "async_dispatches_per_s", "{:.2f}"),
+    ("waste %", "wasted_tokens_pct", "{:.1f}"),
+    ("admitted", "max_admitted", "{:.0f}"),
+    ("lag ms", "loop_lag_p99_ms", "{:.1f}"),
+)
+_FATES = ("delivered", "abandoned_queued", "abandoned_running", "deadline", "dropped", "error")
+
+
+def summary_lines(report: IsolationReport) -> list[str]:
+    """One line per mode and level (and the async-only stage): the figures side by side."""
+    head = ["mode", "stage", *(c for c, _, _ in _COLUMNS), "fates (" + " / ".join(_FATES) + ")"]
+    rows = [head]
+    for mode, result in report.modes.items():
+        stages = {f"L{level}": figs for level, figs in result.figures.items()}
+        for stage, figs in {"async-only": result.async_only, **stages}.items():
+            if not figs:
+                continue
+            cells = [_cell(fmt, figs.get(key)) for _, key, fmt in _COLUMNS]
+            fates = " / ".join(_cell("{:.0f}", figs.get(f"fate_{f}")) for f in _FATES)
+            rows.append(
+                [mode, stage, *cells, f"{fates} of {_cell('{:.0f}', figs.get('fate_arrivals'))}"]
+            )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def _cell(fmt: str, value: float | None) -> str:
+    return "-" if value is None else fmt.format(value)
 
 
 def write_report(report: IsolationReport, out: Path) -> Path:
@@ -54,8 +91,11 @@ def _checks_table(report: IsolationReport) -> str:
     rows = []
     for mode, result in report.modes.items():
         verdict = "PASS" if result.passed else "FAIL"
+        if not result.valid:
+            verdict = f"INVALID: {result.invalid_reason} (unjudged: {verdict})"
         rows.append(
-            f"<h3>{html.escape(mode)}: {verdict} (valid: {str(result.valid).lower()})</h3><table>"
+            f"<h3>{html.escape(mode)}: {html.escape(verdict)} "
+            f"(valid: {str(result.valid).lower()})</h3><table>"
             "<tr><th>check</th><th>passed</th><th>observed</th><th>bound</th></tr>"
         )
         for c in result.checks:

@@ -13,11 +13,14 @@ __all__ = ["IsolationReport", "ModeResult"]
 
 @dataclass
 class ModeResult:
-    """One mode: ``valid`` (the measurement can be trusted), its checks, figures by level."""
+    """One mode: ``valid`` (the measurement can be trusted; ``invalid_reason`` says why not,
+    e.g. the machine was too busy), its checks, figures by level and of the async-only stage."""
 
     valid: bool
     checks: list[ValidatorCheck]
     figures: dict[str, dict[str, float | None]]
+    async_only: dict[str, float | None] = field(default_factory=dict)
+    invalid_reason: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -30,8 +33,10 @@ class ModeResult:
     def as_json(self) -> dict[str, Any]:
         return {
             "valid": self.valid,
+            "invalid_reason": self.invalid_reason,
             "checks": [c.as_json() for c in self.checks],
             "figures": self.figures,
+            "async_only": self.async_only,
         }
 
 

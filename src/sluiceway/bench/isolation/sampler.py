@@ -24,10 +24,18 @@ from sluiceway.bench.isolation.waste import ModelAttempt
 from sluiceway.clock import Clock
 from sluiceway.sim import Engine
 
-__all__ = ["AttemptLog", "LoopLag", "PoolWatch", "band_counts"]
+__all__ = [
+    "AttemptLog",
+    "LoopLag",
+    "PoolWatch",
+    "band_counts",
+    "histogram_median",
+    "scrape_request_time",
+]
 
 REQUEST_ID = "x-request-id"
 _REQUESTS_TOTAL = "llm_d_epp_flow_control_requests_total"
+REQUEST_TIME = "vllm:request_inference_time_seconds"
 
 
 def band_counts(registry: CollectorRegistry) -> dict[int, float]:
@@ -81,12 +89,12 @@ class AttemptLog:
             rid = dict(seq.request.labels).get(REQUEST_ID, "").rpartition(":")[2]
             attempt = ModelAttempt(
                 rid,
-                # submitted to the model server (it may wait there for a slot); the engine
-                # stamps with the clock's monotonic time, the clients with its wall time
-                self.clock.now() - (self.clock.monotonic() - seq.arrival),
+                # submitted to the model server (it may wait there for a slot)
+                self._client_time(seq.arrival),
                 len(seq.request.prompt),
                 seq.cached_tokens,
                 seq.request.max_tokens,
+                scheduled=self._maybe(seq.scheduled_at),
             )
             self.attempts.append(attempt)
             live[sim_id] = (seq, attempt)
@@ -96,6 +104,22 @@ class AttemptLog:
         for sim_id in [s for s in live if s not in running]:
             seq, attempt = live.pop(sim_id)
             attempt.generated = len(seq.output)
+            attempt.last_token = self._maybe(seq.last_token_at)
+            attempt.ended = self.clock.now()
+            # the engine leaves the running set before it records why and when the request
+            # finished: read those once its step is over
+            asyncio.get_running_loop().call_soon(self._closed, seq, attempt)
+
+    def _closed(self, seq: Any, attempt: ModelAttempt) -> None:
+        attempt.finish_reason = seq.finish_reason
+        attempt.ended = self._maybe(seq.finished_at) or attempt.ended
+
+    def _client_time(self, at: float) -> float:
+        """The engine stamps with the clock's monotonic time, the clients with its wall time."""
+        return self.clock.now() - (self.clock.monotonic() - at)
+
+    def _maybe(self, at: float | None) -> float | None:
+        return None if at is None else self._client_time(at)
 
     def since(self, at: float) -> list[ModelAttempt]:
         return [a for a in self.attempts if a.started >= at]
@@ -158,6 +182,50 @@ class PoolWatch:
                 running += int(_gauge(text, "vllm:num_requests_running"))
                 waiting += int(_gauge(text, "vllm:num_requests_waiting"))
         return running, waiting
+
+
+async def scrape_request_time(
+    http: aiohttp.ClientSession, endpoints: Sequence[str]
+) -> dict[float, float]:
+    """The model servers' cumulative ``vllm:request_inference_time_seconds`` buckets (upper
+    bound -> count), summed over servers; a server that does not answer adds nothing."""
+    buckets: dict[float, float] = {}
+    for url in endpoints:
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with http.get(url + "/metrics", timeout=aiohttp.ClientTimeout(2)) as r:
+                text = await r.text()
+            for le, count in _buckets(text, REQUEST_TIME + "_bucket"):
+                buckets[le] = buckets.get(le, 0.0) + count
+    return buckets
+
+
+def histogram_median(before: dict[float, float], after: dict[float, float]) -> float | None:
+    """The median of what a cumulative histogram counted between two scrapes, interpolated
+    linearly inside its bucket (as PromQL's ``histogram_quantile``); None when nothing was."""
+    bounds = sorted(after)
+    counts = [after[b] - before.get(b, 0.0) for b in bounds]
+    if not counts or counts[-1] <= 0:
+        return None
+    half, low, below = counts[-1] / 2, 0.0, 0.0
+    for bound, count in zip(bounds, counts, strict=True):
+        if count >= half:
+            if bound == float("inf"):
+                return low
+            return low + (bound - low) * (half - below) / max(count - below, 1e-12)
+        low, below = bound, count
+    return None
+
+
+def _buckets(text: str, name: str) -> list[tuple[float, float]]:
+    out = []
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        labels, _, value = line.rpartition(" ")
+        le = labels.partition('le="')[2].partition('"')[0]
+        with contextlib.suppress(ValueError):
+            out.append((float(le), float(value)))
+    return out
 
 
 def _gauge(text: str, name: str) -> float:
