@@ -75,6 +75,24 @@ def test_without_matplotlib_the_report_has_no_pictures_and_says_how_to_get_them(
     assert not list(tmp_path.glob("*.png"))
 
 
+def test_step_h_beside_two_busy_loops_still_reaches_a_verdict(tmp_path: Path) -> None:
+    """Both cores taken by CPU-bound work: the isolation step lowers its time scale to what
+    its event loop's lag allows and still judges; "too busy" only past the bound at scale 1,
+    never a false NO."""
+    spin = [sys.executable, "-c", "while True: pass"]
+    busy = [subprocess.Popen(spin) for _ in range(2)]
+    try:
+        code, output = _run(["--steps", "H", "--report", str(tmp_path)])
+    finally:
+        for loop in busy:
+            loop.kill()
+            loop.wait()
+    assert code == 0, output
+    assert "Scenario H:" in output
+    assert not re.search(r"│ NO +│", output), output
+    assert re.search(r"│ (yes|too busy) +│", output), output
+
+
 @pytest.mark.redis
 def test_demo_against_a_private_redis(redis_server: RedisServer, tmp_path: Path) -> None:
     code, output = _run(["--redis", redis_server.url, "--report", str(tmp_path)])

@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-STEP_TIMEOUT = 90.0  # wall seconds; a step that takes longer fails instead of hanging
-
 
 class _WarningsOnce(logging.Handler):
     """Collects each distinct warning once, to print after the run (not once per step)."""
@@ -48,9 +46,9 @@ async def _run_step(step: Step, ctx: StepContext) -> StepReport:
     report = StepReport(step.key, step.title)
     started = time.monotonic()
     try:
-        await asyncio.wait_for(step.run(ctx, report), STEP_TIMEOUT)
+        await asyncio.wait_for(step.run(ctx, report), step.timeout)
     except TimeoutError:
-        report.check("finished in time", False, f"still running after {STEP_TIMEOUT:.0f} s")
+        report.check("finished in time", False, f"still running after {step.timeout:.0f} s")
     except Exception as exc:  # a broken step fails its check; the others still run
         report.check("ran without error", False, f"{type(exc).__name__}: {exc}")
     report.wall_seconds = time.monotonic() - started

@@ -13,14 +13,22 @@ __all__ = ["Check", "Findings", "LaneRow", "StepReport", "percentile"]
 
 @dataclass(frozen=True)
 class Check:
+    """One verdict: ``passed``, or not; ``busy`` when the machine was too loaded to judge a
+    timing check even at time scale 1 (shown as "too busy", never as a NO)."""
+
     what: str
     passed: bool
     detail: str
+    busy: bool = False
+
+    @property
+    def verdict(self) -> str:
+        return "too busy" if self.busy else "yes" if self.passed else "NO"
 
 
 @dataclass
 class StepReport:
-    """One step's checks; it passes when every check does."""
+    """One step's checks; it passes when none says NO (a "too busy" check is no failure)."""
 
     key: str
     title: str
@@ -29,11 +37,15 @@ class StepReport:
 
     @property
     def passed(self) -> bool:
-        return bool(self.checks) and all(c.passed for c in self.checks)
+        return bool(self.checks) and all(c.passed or c.busy for c in self.checks)
 
     def check(self, what: str, passed: bool, detail: object) -> bool:
         self.checks.append(Check(what, bool(passed), str(detail)))
         return bool(passed)
+
+    def too_busy(self, what: str, detail: object) -> None:
+        """Record that ``what`` could not be judged on a machine this loaded."""
+        self.checks.append(Check(what, False, str(detail), busy=True))
 
 
 @dataclass(frozen=True)

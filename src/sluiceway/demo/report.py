@@ -16,7 +16,7 @@ _STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 70em; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; }
-.yes { color: #1b5e20; } .NO { color: #b71c1c; font-weight: bold; }
+.yes { color: #1b5e20; } .NO { color: #b71c1c; font-weight: bold; } .busy { color: #8a6d00; }
 img { max-width: 100%; display: block; margin: 1em 0; }
 """
 

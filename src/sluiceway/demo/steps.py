@@ -13,7 +13,13 @@ from sluiceway.demo.steps_isolation import scenario_h
 from sluiceway.demo.steps_quota import scenario_a, scenario_b
 from sluiceway.demo.steps_router import scenario_e, scenario_f, scenario_g
 
-__all__ = ["STEPS", "Step"]
+__all__ = ["STEPS", "STEP_TIMEOUT", "Step"]
+
+
+STEP_TIMEOUT = 90.0  # wall seconds; a step that takes longer fails instead of hanging
+# Step H slows down to the time scale a busy machine's event-loop lag allows, down to 1
+# (about 65 s for its two modes), after up to two faster tries.
+ISOLATION_TIMEOUT = 240.0
 
 
 @dataclass(frozen=True)
@@ -21,6 +27,7 @@ class Step:
     key: str
     title: str
     run: Callable[[StepContext, StepReport], Awaitable[None]]
+    timeout: float = STEP_TIMEOUT
 
 
 STEPS: tuple[Step, ...] = (
@@ -31,5 +38,10 @@ STEPS: tuple[Step, ...] = (
     Step("E", "router strict bands, fairness, band full", scenario_e),
     Step("F", "in-flight eviction protects realtime", scenario_f),
     Step("G", "priority holdback keeps headroom", scenario_g),
-    Step("H", "realtime isolation, one level: no protection vs best mode", scenario_h),
+    Step(
+        "H",
+        "realtime isolation, one level: no protection vs best mode",
+        scenario_h,
+        ISOLATION_TIMEOUT,
+    ),
 )

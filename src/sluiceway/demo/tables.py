@@ -25,7 +25,7 @@ class Grid:
 
 
 def check_grid(report: StepReport) -> Grid:
-    rows = [(c.what, "yes" if c.passed else "NO", c.detail) for c in report.checks]
+    rows = [(c.what, c.verdict, c.detail) for c in report.checks]
     title = f"Scenario {report.key}: {report.title}  ({report.wall_seconds:.1f} s wall)"
     return Grid(title, ("check", "ok", "observed"), rows)
 
@@ -100,4 +100,6 @@ def _style(cell: str) -> str:
         return "[green]yes[/]"
     if cell == "NO":
         return "[red]NO[/]"
+    if cell == "too busy":
+        return "[yellow]too busy[/]"
     return cell.replace("[", r"\[")
