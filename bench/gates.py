@@ -24,7 +24,8 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.clock import RealClock
 from sluiceway.gates.base import Gate, GateRequest, Holdings, apply_chain, budget_allows
-from sluiceway.gates.factory import GateContext, build_gate
+from sluiceway.gates.context import GateContext
+from sluiceway.gates.factory import build_gate
 from sluiceway.gates.metric import GAUGES_SERVICE, SIGNALS_SERVICE
 from sluiceway.ports import free_port
 from sluiceway.processor.metrics import ProcessorMetrics

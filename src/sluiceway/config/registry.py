@@ -4,11 +4,11 @@ Names are upstream's gate and plugin types plus sluiceway's own. An unknown name
 configuration error. A known name whose implementation has not landed is valid in
 ``sluiceway check-config`` (a warning) and an error when a component starts.
 
-Gate types register their params model and builder where each gate is defined
-(:func:`sluiceway.gates.factory.register_gate`); the name must be listed in :data:`GATE_TYPES`.
-Plugin types add one line to :data:`IMPLEMENTED`, naming the pydantic model that validates that
-type's own parameters. Sluiceway's own plugin types are added to :data:`PLUGIN_TYPES` by their
-implementers as well.
+Gate types are the names of :data:`sluiceway.config.gate_params.GATE_PARAMS`, each with its
+parameter model (every gate type is implemented; ``sluiceway.gates.factory.BUILDERS`` builds
+them). Plugin types add one line to :data:`IMPLEMENTED`, naming the pydantic model that
+validates that type's own parameters. Sluiceway's own plugin types are added to
+:data:`PLUGIN_TYPES` by their implementers as well.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ValidationError
 
 from sluiceway.config.base import collect_warnings, config_error
+from sluiceway.config.gate_params import GATE_PARAMS
 from sluiceway.errors import ConfigError
 
 __all__ = [
@@ -33,24 +34,7 @@ __all__ = [
     "validate_params",
 ]
 
-GATE_TYPES: Final[frozenset[str]] = frozenset(
-    {
-        "redis-quota",
-        "local-max-concurrency",
-        "prometheus-query",
-        "prometheus-saturation",
-        "prometheus-budget",
-        "endpoint-scrape",
-        "redis",
-        "constant",
-        "composite",
-        "wait-on-refuse",
-        "tier-priority-admission",
-        "redis-leased-rate",
-        # newer upstream type; needs --transport postgres (its store is the broker's database)
-        "sql-quota",
-    }
-)
+GATE_TYPES: Final[frozenset[str]] = frozenset(GATE_PARAMS)
 
 PLUGIN_CATEGORIES: Final = ("fairness", "ordering", "usage-limit", "detector", "producer", "scorer")
 
@@ -104,11 +88,8 @@ def is_known(kind: Kind, name: str) -> bool:
 
 def params_model(name: str) -> type[BaseModel] | None:
     """The params model of an implemented type (imported on first use), else None."""
-    if name in GATE_TYPES:
-        # gates register themselves where they are defined; imported late, as they import us
-        from sluiceway.gates.factory import gate_params_model
-
-        return gate_params_model(name)
+    if name in GATE_PARAMS:
+        return GATE_PARAMS[name]
     target = IMPLEMENTED.get(name)
     if target is None:
         return None

@@ -1,2 +1,16 @@
-"""Gates: admission decisions at queue and pool level (protocol in ``base``, stores in
-``quota_store``, gate types registered by name in ``registry``)."""
+"""Gates: admission decisions at queue and pool level.
+
+- ``base``: the ``Gate`` protocol, verdicts and decisions, ``BudgetGate``, ``apply_chain``.
+- ``context``: ``GateContext``, what every builder is given (``ctx.build`` for nested gates).
+- ``factory``: the one table of gate type -> builder (``BUILDERS``) and ``build_gate``; the
+  names and parameter models are ``sluiceway.config.gate_params``'s.
+- Gate types, one module each, each exposing ``build(params, ctx)``: ``constant``,
+  ``local_concurrency`` (``local-max-concurrency``), ``quota`` (``redis-quota``,
+  ``sql-quota``), ``composite``, ``wait_on_refuse``, ``tier_priority``
+  (``tier-priority-admission``), and the metric gates ``prometheus_query``,
+  ``prometheus_saturation``, ``prometheus_budget``, ``endpoint_scrape``, ``budget_key``
+  (``redis``), ``leased_rate`` (``redis-leased-rate``).
+- Shared by the gate types: ``metric`` (a gate over a signal, the signal hub), ``pool_queries``
+  (the PromQL of the pool gates), ``quota_store`` (the quota counter protocol and its memory
+  store), ``redis_backend`` (the Redis stores the metric gates read).
+"""

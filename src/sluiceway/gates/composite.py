@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BeforeValidator, Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import JsonObject, decode_json_object
+from sluiceway.config.gate_params import CompositeParams, GateSpec
 from sluiceway.gates.base import Decision, Gate, GateRequest, Holdings, apply_chain
-from sluiceway.gates.factory import GateContext, build_gate, register_gate
+from sluiceway.gates.context import GateContext
 
-__all__ = ["CompositeGate", "CompositeParams", "GateSpec", "build"]
-
-
-class GateSpec(StrictModel):
-    """A nested gate config: ``{"gate_type": ..., "gate_params": {...}}``."""
-
-    gate_type: str = Field(min_length=1)
-    gate_params: JsonObject = Field(default_factory=dict)
-
-
-class CompositeParams(StrictModel):
-    gates: Annotated[list[GateSpec], BeforeValidator(decode_json_object)]
+__all__ = ["CompositeGate", "build"]
 
 
 class CompositeGate:
@@ -43,12 +29,11 @@ class CompositeGate:
 
 def build_nested(spec: GateSpec, ctx: GateContext, where: str) -> Gate:
     """Build one nested gate config (shared with ``wait-on-refuse``)."""
-    gate = build_gate(spec.gate_type, spec.gate_params, ctx, field=where)
+    gate = ctx.build(spec.gate_type, spec.gate_params, ctx, field=where)
     assert gate is not None  # gate_type is non-empty by validation
     return gate
 
 
-@register_gate("composite", CompositeParams)
 def build(params: CompositeParams, ctx: GateContext) -> Gate:
     inner: list[Any] = [
         build_nested(spec, ctx, f"gates.{i}.gate_params") for i, spec in enumerate(params.gates)

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexFloat
+from sluiceway.config.gate_params import ConstantParams
 from sluiceway.gates.base import BudgetGate, Gate
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 
-__all__ = ["ConstantGate", "ConstantParams", "build"]
-
-
-class ConstantParams(StrictModel):
-    """``budget`` in [0, 1] (default 1: open)."""
-
-    budget: FlexFloat = Field(default=1.0, ge=0.0, le=1.0)
+__all__ = ["ConstantGate", "build"]
 
 
 class ConstantGate(BudgetGate):
@@ -26,6 +17,5 @@ class ConstantGate(BudgetGate):
         return self._budget
 
 
-@register_gate("constant", ConstantParams)
 def build(params: ConstantParams, ctx: GateContext) -> Gate:
     return ConstantGate(params.budget)

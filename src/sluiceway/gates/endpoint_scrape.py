@@ -16,42 +16,13 @@ a failed scrape admits nothing.
 
 from __future__ import annotations
 
-from typing import Literal, Self
-
-from pydantic import Field, model_validator
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexFloat, FlexInt, JsonObject
+from sluiceway.config.gate_params import EndpointScrapeParams
 from sluiceway.gates.base import CONTINUE, REFUSE, Decision, Gate, GateRequest, Holdings
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.metric import MetricGate, clamp01, signal_hub
 from sluiceway.signals.base import MetricSource, Reading, Sample
 
-__all__ = ["CountedScrapeGate", "EndpointScrapeParams", "EndpointSignal", "build"]
-
-
-class EndpointScrapeParams(StrictModel):
-    url: str = Field(min_length=1)
-    metric: str = Field(min_length=1)
-    labels: JsonObject = Field(default_factory=dict)
-    max_count_per_pod: FlexInt = Field(default=0, ge=0)
-    baseline: FlexFloat = Field(default=0.0, ge=0.0, lt=1.0)
-    fallback: FlexFloat = Field(default=0.0, ge=0.0, le=1.0)
-    pods_url: str = ""
-    pods_metric: str = ""
-    pods_labels: JsonObject = Field(default_factory=dict)
-    value_type: Literal["saturation", "budget"] = "saturation"
-    absent_value: FlexFloat | None = None
-    admission: Literal["budget", "counted"] = "budget"
-
-    @model_validator(mode="after")
-    def _counted_rules(self) -> Self:
-        if self.admission == "counted":
-            if self.max_count_per_pod <= 0:
-                raise ValueError("admission 'counted' needs max_count_per_pod > 0")
-            if self.baseline or self.fallback:
-                raise ValueError("admission 'counted' takes no baseline or fallback")
-        return self
+__all__ = ["CountedScrapeGate", "EndpointSignal", "build"]
 
 
 class EndpointSignal:
@@ -141,7 +112,6 @@ class CountedScrapeGate(MetricGate):
         return CONTINUE
 
 
-@register_gate("endpoint-scrape", EndpointScrapeParams)
 def build(params: EndpointScrapeParams, ctx: GateContext) -> Gate:
     hub = signal_hub(ctx)
     value = hub.scrape(params.url, params.metric, params.labels)

@@ -1,119 +1,58 @@
-"""Building gates from configs: each gate module registers its builder where it is defined.
+"""The one table of gate types and the builder that uses it.
 
-A gate module declares its type with :func:`register_gate`::
-
-    @register_gate("constant", ConstantParams)
-    def build(params: ConstantParams, ctx: GateContext) -> Gate: ...
-
-The type name must be one of the names of :mod:`sluiceway.config.registry` (the one list of
-type names, which also holds names not built yet so that ``check-config`` can warn about them).
-:func:`build_gate` validates the parameters with the registered model and calls the builder.
-Unknown names are configuration errors.
+:data:`BUILDERS` maps each gate type name to the function that builds it, imported from its
+module, so jump-to-definition leads from a name to its gate. The names and their parameter
+models are configuration's (:data:`sluiceway.config.gate_params.GATE_PARAMS`); a test keeps the
+two tables the same. :func:`build_gate` validates the parameters with the type's model and
+calls the builder; an unknown name is a configuration error. Combinators build the gates they
+nest through ``ctx.build``, which is this function, so no gate module imports this one.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Final
 
 from pydantic import BaseModel
 
-from sluiceway.clock import Clock
-from sluiceway.config.registry import GATE_TYPES, require_implemented, validate_params
+from sluiceway.config.registry import validate_params
 from sluiceway.errors import ConfigError
+from sluiceway.gates import (
+    budget_key,
+    composite,
+    constant,
+    endpoint_scrape,
+    leased_rate,
+    local_concurrency,
+    prometheus_budget,
+    prometheus_query,
+    prometheus_saturation,
+    quota,
+    tier_priority,
+    wait_on_refuse,
+)
 from sluiceway.gates.base import Gate
-from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
+from sluiceway.gates.context import GateBuilder, GateContext
 
-__all__ = [
-    "GateBuilder",
-    "GateContext",
-    "build_gate",
-    "gate_params_model",
-    "load_gate_modules",
-    "memory_stores",
-    "register_gate",
-]
+__all__ = ["BUILDERS", "build_gate"]
 
-
-def memory_stores() -> Callable[[str], QuotaStore]:
-    """One fresh in-process quota store, whatever address a gate names."""
-    store = MemoryQuotaStore()
-    return lambda address: store
-
-
-def _no_wake() -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class GateContext:
-    """What builders may use.
-
-    ``workers``: W of the pool the gate guards (the budget becomes the in-flight target
-    ``ceil(b x W)``); ``quota_store``: the counter store for a quota gate's ``address`` ("" =
-    the processor's own backend); ``services``: shared clients other gate types need (the
-    signal hub, Redis gate stores), by name; ``labels``: the metric labels of the owner
-    (queue_id, queue_name, pool_name); ``wake``: called when a gate's signal changes, so
-    parked workers re-try their gate at once.
-    """
-
-    clock: Clock
-    workers: int = 1
-    quota_store: Callable[[str], QuotaStore] = field(default_factory=memory_stores)
-    services: Mapping[str, object] = field(default_factory=dict)
-    labels: Mapping[str, str] = field(default_factory=dict)
-    wake: Callable[[], None] = _no_wake
-
-
-GateBuilder = Callable[[Any, GateContext], Gate]
-_Builder = TypeVar("_Builder", bound=Callable[..., Gate])
-
-
-@dataclass(frozen=True, slots=True)
-class _GateType:
-    params: type[BaseModel]
-    build: GateBuilder
-
-
-_GATES: dict[str, _GateType] = {}
-_loaded = False
-
-
-def register_gate(name: str, params: type[BaseModel]) -> Callable[[_Builder], _Builder]:
-    """Register the decorated function as the builder of gate type ``name``."""
-    if name not in GATE_TYPES:
-        raise ValueError(f"gate type {name!r} is not in sluiceway.config.registry.GATE_TYPES")
-
-    def decorate(builder: _Builder) -> _Builder:
-        known = _GATES.get(name)
-        if known is not None and known.build is not builder:
-            raise ValueError(f"gate type {name!r} is registered twice")
-        _GATES[name] = _GateType(params, builder)
-        return builder
-
-    return decorate
-
-
-def load_gate_modules() -> None:
-    """Import every module of this package once, so that each registers its gate type."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    package = importlib.import_module(__package__ or "sluiceway.gates")
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
-
-
-def gate_params_model(name: str) -> type[BaseModel] | None:
-    """The params model of a built gate type, None when ``name`` is not built."""
-    load_gate_modules()
-    gate = _GATES.get(name)
-    return None if gate is None else gate.params
+BUILDERS: Final[Mapping[str, GateBuilder]] = {
+    "constant": constant.build,
+    "local-max-concurrency": local_concurrency.build,
+    "redis-quota": quota.build,
+    "sql-quota": quota.build,  # the same gate over the PostgreSQL store
+    "prometheus-query": prometheus_query.build,
+    "prometheus-saturation": prometheus_saturation.build,
+    "prometheus-budget": prometheus_budget.build,
+    "endpoint-scrape": endpoint_scrape.build,
+    "redis": budget_key.build,
+    "redis-leased-rate": leased_rate.build,
+    "composite": composite.build,
+    "wait-on-refuse": wait_on_refuse.build,
+    "tier-priority-admission": tier_priority.build,
+}
 
 
 def _params_dict(params: object, where: str) -> dict[str, Any]:
@@ -135,8 +74,7 @@ def build_gate(
     """The gate for ``gate_type`` with ``params`` (object or JSON string); None when no type."""
     if not gate_type:
         return None
-    require_implemented(gate_type, field=field)
     model, _ = validate_params("gate", gate_type, _params_dict(params, field), field=field)
-    if not isinstance(model, BaseModel):
+    if not isinstance(model, BaseModel):  # every gate type has a model (GATE_PARAMS)
         raise ConfigError(f"gate type {gate_type!r} has no parameters model", field=field)
-    return _GATES[gate_type].build(model, ctx)
+    return BUILDERS[gate_type](model, replace(ctx, build=build_gate))

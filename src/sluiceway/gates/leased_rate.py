@@ -20,13 +20,10 @@ import math
 import time
 from collections.abc import Callable, Mapping
 
-from pydantic import Field, field_validator
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexFloat
+from sluiceway.config.gate_params import LeasedRateParams
 from sluiceway.errors import SluicewayError
 from sluiceway.gates.base import CONTINUE, REFUSE, Decision, Gate, GateRequest, Holdings
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.metric import MetricGate, signal_hub
 from sluiceway.gates.redis_backend import LeasedRateStore, redis_backend
 from sluiceway.signals.base import Reading, Sample
@@ -35,28 +32,12 @@ __all__ = [
     "LEASE_API_VERSION",
     "LeaseSignal",
     "LeasedRateGate",
-    "LeasedRateParams",
     "build",
     "lease_problem",
 ]
 
 LEASE_API_VERSION = "llm-d.ai/v1alpha1"
 _FIELDS = ("api_version", "pool_id", "max_admission_rps", "valid_until_unix_ms", "decision_id")
-
-
-class LeasedRateParams(StrictModel):
-    address: str = Field(min_length=1)
-    control_key: str = Field(min_length=1)
-    state_key: str = ""
-    pool_id: str = ""
-    burst_seconds: FlexFloat = Field(default=1.0, gt=0.0)
-
-    @field_validator("burst_seconds")
-    @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("must be finite")
-        return value
 
 
 def _number(text: str | None) -> float | None:
@@ -131,7 +112,6 @@ class LeasedRateGate(MetricGate):
         return CONTINUE if taken else REFUSE
 
 
-@register_gate("redis-leased-rate", LeasedRateParams)
 def build(params: LeasedRateParams, ctx: GateContext) -> Gate:
     pool_id = params.pool_id or ctx.labels.get("pool_name", "")
     store = redis_backend(ctx, "redis-leased-rate").leased_rate(

@@ -7,21 +7,11 @@ in this process (replicas multiply the limit; use ``redis-quota`` for a shared o
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexInt
+from sluiceway.config.gate_params import LocalMaxConcurrencyParams
 from sluiceway.gates.base import CONTINUE, REFUSE, WAIT, Decision, Gate, GateRequest, Holdings
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 
-__all__ = ["LocalConcurrencyGate", "LocalMaxConcurrencyParams", "build"]
-
-
-class LocalMaxConcurrencyParams(StrictModel):
-    limit: FlexInt = Field(gt=0)
-    gating_mode: Literal["classifying", "blocking"] = "classifying"
+__all__ = ["LocalConcurrencyGate", "build"]
 
 
 class LocalConcurrencyGate:
@@ -58,6 +48,5 @@ class LocalConcurrencyGate:
         return None
 
 
-@register_gate("local-max-concurrency", LocalMaxConcurrencyParams)
 def build(params: LocalMaxConcurrencyParams, ctx: GateContext) -> Gate:
     return LocalConcurrencyGate(params.limit, blocking=params.gating_mode == "blocking")

@@ -23,7 +23,7 @@ from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import CONTINUE, REFUSE, BudgetGate, Decision, GateRequest, Holdings
-from sluiceway.gates.factory import GateContext
+from sluiceway.gates.context import GateContext
 from sluiceway.signals.base import MetricSource, Reading
 from sluiceway.signals.refresher import Refresher, SignalHub
 

@@ -11,34 +11,22 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexFloat, FlexInt
+from sluiceway.config.gate_params import PrometheusBudgetParams
 from sluiceway.gates.base import Gate
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.metric import MetricGate, prometheus_source, signal_hub
 from sluiceway.gates.pool_queries import budget_queries
 from sluiceway.signals.cascade import CascadeSource
 
-__all__ = ["PrometheusBudgetParams", "build", "free_share_budget"]
+__all__ = ["build", "free_share_budget"]
 
 log = logging.getLogger(__name__)
-
-
-class PrometheusBudgetParams(StrictModel):
-    pool: str = Field(min_length=1)
-    namespace: str = ""
-    max_concurrency: FlexInt = Field(default=100, gt=0)
-    baseline: FlexFloat = Field(default=0.05, ge=0.0, lt=1.0)
-    fallback: FlexFloat = Field(default=0.0, ge=0.0, le=1.0)
 
 
 def free_share_budget(free: float, baseline: float) -> float:
     return 0.0 if free <= baseline else free - baseline
 
 
-@register_gate("prometheus-budget", PrometheusBudgetParams)
 def build(params: PrometheusBudgetParams, ctx: GateContext) -> Gate:
     hub = signal_hub(ctx)
     queries = budget_queries(params.pool, params.namespace, params.max_concurrency)

@@ -6,24 +6,14 @@ closed), ``pool`` (only labels the gate's metrics as ``inference_pool``).
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexFloat
+from sluiceway.config.gate_params import PrometheusQueryParams
 from sluiceway.gates.base import Gate
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.metric import MetricGate, clamp01, prometheus_source, signal_hub
 
-__all__ = ["PrometheusQueryParams", "build"]
+__all__ = ["build"]
 
 
-class PrometheusQueryParams(StrictModel):
-    query: str = Field(min_length=1)
-    fallback: FlexFloat = Field(default=0.0, ge=0.0, le=1.0)
-    pool: str = ""
-
-
-@register_gate("prometheus-query", PrometheusQueryParams)
 def build(params: PrometheusQueryParams, ctx: GateContext) -> Gate:
     hub = signal_hub(ctx)
     return MetricGate(

@@ -15,26 +15,16 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import FlexFloat
+from sluiceway.config.gate_params import PrometheusSaturationParams
 from sluiceway.gates.base import Gate
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.metric import MetricGate, prometheus_source, signal_hub
 from sluiceway.gates.pool_queries import saturation_queries
 from sluiceway.signals.cascade import CascadeSource
 
-__all__ = ["PrometheusSaturationParams", "build", "saturation_budget"]
+__all__ = ["build", "saturation_budget"]
 
 log = logging.getLogger(__name__)
-
-
-class PrometheusSaturationParams(StrictModel):
-    pool: str = Field(min_length=1)
-    namespace: str = ""
-    threshold: FlexFloat = Field(default=0.8, ge=0.0, le=1.0)
-    fallback: FlexFloat | None = Field(default=None, ge=0.0, le=1.0)
 
 
 def saturation_budget(v: float, threshold: float) -> float:
@@ -57,7 +47,6 @@ def fallback_budget(params: PrometheusSaturationParams) -> float:
     return budget
 
 
-@register_gate("prometheus-saturation", PrometheusSaturationParams)
 def build(params: PrometheusSaturationParams, ctx: GateContext) -> Gate:
     hub = signal_hub(ctx)
     queries = saturation_queries(params.pool, params.namespace)

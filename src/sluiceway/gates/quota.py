@@ -17,12 +17,8 @@ empty means the processor's own backend.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
 
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import Duration, FlexInt
+from sluiceway.config.gate_params import GatingMode, MissingAttribute, Mode, QuotaGateParams
 from sluiceway.errors import SluicewayError
 from sluiceway.gates.base import (
     CONTINUE,
@@ -35,28 +31,11 @@ from sluiceway.gates.base import (
     Renew,
     Verdict,
 )
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.quota_store import QuotaStore, quota_key
 from sluiceway.wire.lanes import OVERFLOW, RESERVED
 
-__all__ = ["QuotaGate", "QuotaGateParams", "QuotaRule", "build", "classify"]
-
-Mode = Literal["concurrency", "rate-limit"]
-GatingMode = Literal["classifying", "blocking"]
-MissingAttribute = Literal["overflow", "reserved", "refuse"]
-
-
-class QuotaGateParams(StrictModel):
-    """``redis-quota`` parameters as upstream, plus our ``missing_attribute``."""
-
-    address: str = ""
-    attribute: str = Field(default="userid", min_length=1)
-    mode: Mode
-    limit: FlexInt = Field(gt=0)
-    window: Duration = Field(default=60.0, gt=0)
-    prefix: str = "quota:"
-    gating_mode: GatingMode = "blocking"
-    missing_attribute: MissingAttribute = "overflow"
+__all__ = ["QuotaGate", "QuotaRule", "build", "classify"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +120,6 @@ def _slot_callbacks(store: QuotaStore, key: str, holder: str) -> tuple[Release, 
     return release, renew
 
 
-@register_gate("sql-quota", QuotaGateParams)  # the same gate over the PostgreSQL store
-@register_gate("redis-quota", QuotaGateParams)
 def build(params: QuotaGateParams, ctx: GateContext) -> Gate:
     rule = QuotaRule(
         attribute=params.attribute,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
-from sluiceway.gates.factory import GateContext
+from sluiceway.gates.context import GateContext
 from sluiceway.signals.base import MetricSource
 
 __all__ = ["REDIS_GATES_SERVICE", "LeasedRateStore", "RedisGateBackend", "redis_backend"]

@@ -20,10 +20,7 @@ Its budget is the inner budget while that is open; once the inner budget reaches
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import JsonObject
+from sluiceway.config.gate_params import TierPriorityParams
 from sluiceway.gates.base import (
     CONTINUE,
     REFUSE,
@@ -34,20 +31,14 @@ from sluiceway.gates.base import (
     Holdings,
     Verdict,
 )
-from sluiceway.gates.factory import GateContext, build_gate, register_gate
+from sluiceway.gates.context import GateContext
 from sluiceway.wire.lanes import OVERFLOW, RESERVED
 
-__all__ = ["SHED_PAYLOAD", "TierPriorityAdmissionGate", "TierPriorityParams", "build", "verdict"]
+__all__ = ["SHED_PAYLOAD", "TierPriorityAdmissionGate", "build", "verdict"]
 
 SHED_PAYLOAD = '{"error": "Too Many Requests", "code": 429}'
 SHED = Decision(Verdict.DROP, "shed: pool saturated", SHED_PAYLOAD)
 INTERACTIVE = "interactive"
-
-
-class TierPriorityParams(StrictModel):
-    saturation_gate: str = Field(min_length=1)
-    saturation_gate_params: JsonObject = Field(default_factory=dict)
-    tier_label: str = Field(default="tier", min_length=1)
 
 
 def verdict(classification: str | None, tier: str | None, *, blind: bool) -> Decision:
@@ -85,9 +76,8 @@ class TierPriorityAdmissionGate:
         await self._inner.aclose()
 
 
-@register_gate("tier-priority-admission", TierPriorityParams)
 def build(params: TierPriorityParams, ctx: GateContext) -> Gate:
-    inner = build_gate(
+    inner = ctx.build(
         params.saturation_gate, params.saturation_gate_params, ctx, field="saturation_gate_params"
     )
     assert inner is not None  # saturation_gate is non-empty by validation

@@ -3,21 +3,12 @@ request (upstream's way to hold work in memory instead of churning the broker)."
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import BeforeValidator
-
-from sluiceway.config.base import StrictModel
-from sluiceway.config.params import decode_json_object
+from sluiceway.config.gate_params import WaitOnRefuseParams
 from sluiceway.gates.base import WAIT, Decision, Gate, GateRequest, Holdings, Verdict
-from sluiceway.gates.composite import GateSpec, build_nested
-from sluiceway.gates.factory import GateContext, register_gate
+from sluiceway.gates.composite import build_nested
+from sluiceway.gates.context import GateContext
 
-__all__ = ["WaitOnRefuseGate", "WaitOnRefuseParams", "build"]
-
-
-class WaitOnRefuseParams(StrictModel):
-    gate: Annotated[GateSpec, BeforeValidator(decode_json_object)]
+__all__ = ["WaitOnRefuseGate", "build"]
 
 
 class WaitOnRefuseGate:
@@ -35,6 +26,5 @@ class WaitOnRefuseGate:
         await self._inner.aclose()
 
 
-@register_gate("wait-on-refuse", WaitOnRefuseParams)
 def build(params: WaitOnRefuseParams, ctx: GateContext) -> Gate:
     return WaitOnRefuseGate(build_nested(params.gate, ctx, "gate.gate_params"))

@@ -45,11 +45,26 @@ def test_known_but_unimplemented_is_a_warning() -> None:
         registry.require_implemented("program-aware-fairness", field="g.type")
 
 
-def test_gate_params_come_from_the_gate_modules() -> None:
-    from sluiceway.gates.constant import ConstantParams
+def test_gate_params_come_from_configuration_without_importing_a_gate() -> None:
+    from sluiceway.config.gate_params import ConstantParams
 
     assert registry.params_model("constant") is ConstantParams
     registry.require_implemented("constant", field="x")
+    assert {
+        "constant",
+        "local-max-concurrency",
+        "redis-quota",
+        "sql-quota",
+        "prometheus-query",
+        "prometheus-saturation",
+        "prometheus-budget",
+        "endpoint-scrape",
+        "redis",
+        "redis-leased-rate",
+        "composite",
+        "wait-on-refuse",
+        "tier-priority-admission",
+    } == registry.GATE_TYPES
 
 
 @pytest.mark.usefixtures("implemented")

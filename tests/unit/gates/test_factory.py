@@ -7,7 +7,8 @@ import pytest
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.composite import CompositeGate
-from sluiceway.gates.factory import GateContext, build_gate
+from sluiceway.gates.context import GateContext
+from sluiceway.gates.factory import build_gate
 from sluiceway.gates.local_concurrency import LocalConcurrencyGate
 from sluiceway.gates.quota import QuotaGate
 from sluiceway.gates.wait_on_refuse import WaitOnRefuseGate
@@ -83,16 +84,24 @@ def test_nested_unknown_type_is_an_error() -> None:
         build_gate("wait-on-refuse", {"gate": {"gate_type": "nope"}}, ctx())
 
 
-def test_every_known_gate_type_is_built() -> None:
-    from sluiceway.config.registry import GATE_TYPES
-    from sluiceway.gates.factory import gate_params_model
+def test_every_gate_type_of_the_configuration_has_a_builder_and_no_other() -> None:
+    """One list of names: configuration's parameter models and the builders name the same
+    gate types."""
+    from sluiceway.config.gate_params import GATE_PARAMS
+    from sluiceway.gates.factory import BUILDERS
 
-    missing = {name for name in GATE_TYPES if gate_params_model(name) is None}
-    assert missing == set()
+    assert set(BUILDERS) == set(GATE_PARAMS)
+    assert all(callable(b) for b in BUILDERS.values())
 
 
-def test_only_known_names_can_register() -> None:
-    from sluiceway.gates.factory import register_gate
+def test_a_nested_gate_is_built_through_the_registry() -> None:
+    """Combinators build what they nest through ``ctx.build`` (no import of the registry)."""
+    gate = build_gate(
+        "composite", {"gates": [{"gate_type": "constant", "gate_params": {"budget": 0.25}}]}, ctx()
+    )
+    assert gate is not None
 
-    with pytest.raises(ValueError, match="GATE_TYPES"):
-        register_gate("made-up", type(None))  # type: ignore[arg-type]
+
+def test_a_context_used_outside_the_registry_cannot_build_nested_gates() -> None:
+    with pytest.raises(ConfigError, match=r"sluiceway\.gates\.factory"):
+        ctx().build("constant", {}, ctx(), field="g")

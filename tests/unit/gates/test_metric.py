@@ -11,7 +11,7 @@ from signals.fakes import SetSource
 
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Holdings, Verdict
-from sluiceway.gates.factory import GateContext
+from sluiceway.gates.context import GateContext
 from sluiceway.gates.metric import (
     CREDIT_PERIODS,
     GAUGES_SERVICE,

@@ -151,7 +151,17 @@ def test_config_knows_no_component() -> None:
     """Config models describe documents; components read them, never the other way round."""
     components = [
         f"sluiceway.{c}"
-        for c in ("broker", "processor", "flowcontrol", "sim", "router", "coordinator", "demo")
+        for c in (
+            "broker",
+            "processor",
+            "flowcontrol",
+            "gates",
+            "signals",
+            "sim",
+            "router",
+            "coordinator",
+            "demo",
+        )
     ]
     assert _breaches("config", lambda _, n: not _within(n, *components)) == []
 
@@ -162,6 +172,26 @@ def test_gates_use_only_the_broker_protocols() -> None:
     def allowed(_: Path, name: str) -> bool:
         broker = _within(name, "sluiceway.broker")
         return not broker or name == "sluiceway.broker" or _within(name, "sluiceway.broker.base")
+
+    assert _breaches("gates", allowed) == []
+
+
+def test_gates_and_signals_know_no_component_above_them() -> None:
+    """Gates decide and signals measure; the processor, router and coordinator use them, never
+    the other way round, and signals know nothing of the gates that read them."""
+    above = ("processor", "router", "coordinator", "flowcontrol", "sim", "demo", "serving")
+    banned = tuple(f"sluiceway.{c}" for c in above)
+    assert _breaches("gates", lambda _, n: not _within(n, *banned)) == []
+    assert _breaches("signals", lambda _, n: not _within(n, *banned, "sluiceway.gates")) == []
+
+
+def test_gate_modules_do_not_import_the_gate_registry() -> None:
+    """The registry (``gates/factory.py``) imports every gate module; a gate module that
+    imported it back would make a cycle (combinators build nested gates through
+    ``ctx.build``)."""
+
+    def allowed(path: Path, name: str) -> bool:
+        return path.name == "factory.py" or not _within(name, "sluiceway.gates.factory")
 
     assert _breaches("gates", allowed) == []
 
