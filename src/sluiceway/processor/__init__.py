@@ -12,8 +12,8 @@
 9. ``recorder``: exactly one of ack-with-result, retry, release;
 10. broker ack: the result pushed and the claim dropped in one fenced step.
 
-Around the path: ``service`` (the ``Processor``), ``runtime`` (shared state), ``pulse``
-(wake-ups), ``maintenance`` (heartbeat, reclaimer, retry mover, backlog), ``metrics``,
+Around the path: ``service`` (the ``Processor``), ``runtime`` (shared state), ``wakeups``
+(who wakes whom), ``maintenance`` (heartbeat, reclaimer, retry mover, backlog), ``metrics``,
 ``specs`` (runtime settings), ``build``, ``serve``, ``http_app``, ``command`` (with
 ``legacy_flags``, upstream's deprecated flags), ``producer``, ``reload``, ``mixed_fleet``
 (the start-up check for other consumers' claims), ``guide_spec``. Pure parts:

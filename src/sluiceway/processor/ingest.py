@@ -35,7 +35,6 @@ from sluiceway.gates.base import (
 from sluiceway.observability.logging import outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.metrics import QueueLabels
-from sluiceway.processor.pulse import Pulse
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.results import (
@@ -46,6 +45,7 @@ from sluiceway.processor.results import (
 )
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import QueueSpec
+from sluiceway.processor.wakeups import Pulse
 from sluiceway.processor.work_item import WorkItem, holder_token, new_owner
 from sluiceway.wire import EntryError, Envelope, ResultRecord, decode_envelope, lane_for
 
@@ -152,7 +152,7 @@ class QueueIngest:
     async def run(self) -> None:
         """Poll until the processor stops; wake on arrivals and finished work."""
         while self._running:
-            generation = self._rt.work_changed.generation
+            generation = self._rt.wake.work.generation
             outage = outage_log(self._rt.broker, "broker", log)
             try:
                 await self.poll_once()
@@ -166,14 +166,14 @@ class QueueIngest:
             await self._idle(generation)
 
     async def _idle(self, generation: int) -> None:
-        if self._rt.work_changed.generation != generation:
+        if self._rt.wake.work.generation != generation:
             await asyncio.sleep(0)  # something finished meanwhile: poll again at once
             return
         block_for = self._rt.wall(self._rt.settings.poll_interval)
         arrival = asyncio.ensure_future(
             self._rt.broker.wait_for_work([self._queue.queue_name], block_for)
         )
-        changed = asyncio.ensure_future(self._rt.work_changed.wait(block_for, since=generation))
+        changed = asyncio.ensure_future(self._rt.wake.work.wait(block_for, since=generation))
         try:
             await asyncio.wait({arrival, changed}, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -143,7 +143,7 @@ async def reclaim_once(rt: Runtime, queues: Sequence[str]) -> int:
     for queue in queues:
         total += await rt.broker.reclaim_expired(queue, rt.clock.now(), RECLAIM_BATCH)
     if total:
-        rt.work_changed.fire()
+        rt.wake.entries_returned()
     return total
 
 
@@ -153,7 +153,7 @@ async def move_retries_once(rt: Runtime, fallback_queue: str) -> int:
         rt.clock.now(), _MOVE_LIMIT, fallback_queue=fallback_queue
     )
     if moved:
-        rt.work_changed.fire()
+        rt.wake.entries_returned()
     return moved
 
 
@@ -174,7 +174,7 @@ async def run_retry_mover(rt: Runtime, fallback_queue: str) -> None:
         wait = rt.settings.poll_interval
         if due is not None:
             wait = min(wait, max(0.0, due - rt.clock.now()))
-        await rt.retry_parked.wait(rt.wall(wait) + 0.001)
+        await rt.wake.retries.wait(rt.wall(wait) + 0.001)
 
 
 async def poll_backlog_once(rt: Runtime, queues: Sequence[QueueLabels]) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from sluiceway.gates.base import Gate
 from sluiceway.processor.lane_scheduler import LaneScheduler, Ordering
-from sluiceway.processor.pulse import Pulse
 from sluiceway.processor.specs import PoolSpec
+from sluiceway.processor.wakeups import Pulse
 from sluiceway.processor.work_item import WorkItem
 
 __all__ = ["ReadyBuffer"]

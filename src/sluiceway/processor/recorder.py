@@ -90,7 +90,7 @@ class Recorder:
             await self._done(item)
         if parked and count:
             self._rt.metrics.retried(item.labels)
-        self._rt.retry_parked.fire()
+        self._rt.wake.retry_parked()
         return parked
 
     async def release(self, item: WorkItem) -> bool:
@@ -104,8 +104,4 @@ class Recorder:
         self._rt.book.remove(item)
         if item.holdings:  # most requests pass no gate that holds anything
             await item.holdings.release_all()
-        self._rt.claims_released.fire()
-        if item.queue.gate_type:
-            # A queue gate may admit more now (budget, quota slot). Without one, only room in
-            # the ready buffer lets ingest take more, and the buffer signals that itself.
-            self._rt.work_changed.fire()
+        self._rt.wake.claim_released(gated=bool(item.queue.gate_type))

@@ -11,9 +11,9 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
 from sluiceway.processor.cancel_watch import CancelWatch
 from sluiceway.processor.metrics import ProcessorMetrics
-from sluiceway.processor.pulse import Pulse
 from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.specs import ProcessorSpec
+from sluiceway.processor.wakeups import Wakeups
 from sluiceway.processor.work_item import WorkItem
 
 __all__ = ["LEASE_PAST_DEADLINE", "AttemptMemory", "AttemptRecord", "ClaimBook", "Runtime"]
@@ -97,9 +97,7 @@ class Runtime:
     book: ClaimBook = field(default_factory=ClaimBook)
     memory: AttemptMemory = field(default_factory=AttemptMemory)
     rng: random.Random = field(default_factory=random.Random)
-    work_changed: Pulse = field(default_factory=Pulse)  # ingest may admit more: poll again
-    claims_released: Pulse = field(default_factory=Pulse)  # a claim left the book
-    retry_parked: Pulse = field(default_factory=Pulse)
+    wake: Wakeups = field(default_factory=Wakeups)  # who wakes whom: see wakeups.py
     cancels: CancelWatch = field(default_factory=CancelWatch)
     stopping: bool = False
 

@@ -174,7 +174,7 @@ class Processor:
                 queues=queues,
                 gate=gate,
                 buffer_per_queue=self.settings.buffer_per_queue,
-                on_room=self.rt.work_changed.fire,
+                on_room=self.rt.wake.room_in_buffer,
             )
             self.metrics.pool_configured(spec.id, spec.workers)
 
@@ -203,7 +203,7 @@ class Processor:
             pool.spec.workers,
             labels,
             f"{where}.gate_params",
-            self.rt.work_changed.fire,
+            self.rt.wake.gate_may_admit,
         )
         return QueueIngest(self.rt, queue, pool, gate)
 
@@ -229,7 +229,7 @@ class Processor:
 
     async def _retire(self, ingest: QueueIngest) -> None:
         ingest.stop()
-        self.rt.work_changed.fire()
+        self.rt.wake.queues_changed()
         task = self._ingest_tasks.pop(ingest.queue.id, None)
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
@@ -308,7 +308,7 @@ class Processor:
             return
         self._ready = False
         self.rt.stopping = True
-        self.rt.work_changed.fire()
+        self.rt.wake.queues_changed()
         await asyncio.gather(*self._ingest_tasks.values(), return_exceptions=True)
         buffered = await self._release_buffered()
         in_flight = len(self.rt.book)
@@ -387,7 +387,7 @@ class Processor:
         returns how many entries those polls admitted."""
         running = [i for i in self.ingests if i.queue.id in self._ingest_tasks]
         marks = [(i, i.polls_started + 1, i.admitted_total) for i in running]
-        self.rt.work_changed.fire()
+        self.rt.wake.queues_changed()
         admitted = 0
         for ingest, target, before in marks:
             while ingest.polls_done < target and not self.rt.stopping:
@@ -397,7 +397,7 @@ class Processor:
 
     async def _until_no_claims(self) -> None:
         while len(self.rt.book) > 0:
-            await self.rt.claims_released.wait(since=self.rt.claims_released.generation)
+            await self.rt.wake.claims.wait(since=self.rt.wake.claims.generation)
 
     async def wait_stopped(self) -> None:
         await self._stopped.wait()

@@ -135,7 +135,7 @@ async def test_retry_mover_task_wakes_for_a_new_retry() -> None:
     mover = asyncio.create_task(run_retry_mover(rt, "q"))
     await asyncio.sleep(0.01)
     await broker.retry_after(item.claim, member=item.claim.member, due=NOW)
-    rt.retry_parked.fire()
+    rt.wake.retry_parked()
     arrived = await broker.wait_for_work(["q"], 2.0)
     mover.cancel()
     await asyncio.gather(mover, return_exceptions=True)
@@ -148,7 +148,7 @@ async def test_retry_mover_ends_when_stopping_even_if_its_cancel_was_lost() -> N
     mover = asyncio.create_task(run_retry_mover(rt, "q"))
     await asyncio.sleep(0.01)
     rt.stopping = True  # no cancel: as if the broker client had swallowed it
-    rt.retry_parked.fire()
+    rt.wake.retry_parked()
     await asyncio.wait_for(mover, 2.0)
 
 
