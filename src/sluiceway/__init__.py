@@ -2,6 +2,28 @@
 
 The public names below are imported lazily, so ``import sluiceway.wire`` stays free of the heavy I/O
 libraries (docs/design-rules.md rule 31) while ``from sluiceway import Processor`` still works.
+
+Files (docs/architecture.md has the layers and the layout):
+
+- ``cli``: the ``sluiceway`` command, one typer app (``__main__`` runs it for
+  ``python -m sluiceway``); ``options``: the options every subcommand shares (time scale,
+  ports, logs, broker address);
+- ``cli_requests``: ``sluiceway publish``, ``results`` and ``cancel``; ``status``:
+  ``sluiceway status``, what waits where, read from the broker;
+- ``serving``: one uvicorn start and stop on a bound socket, for every sluiceway server;
+  ``ports``: ``listening <name> <url>`` lines and the ``--ports-file`` JSON;
+- ``clock``: one notion of time (``RealClock``, ``VirtualClock``); ``errors``: the error root
+  ``SluicewayError`` and its small hierarchy;
+- ``localservices``: private redis-server, Prometheus, PostgreSQL and Pub/Sub emulator processes
+  for tests, benchmarks and the demo.
+
+Packages: ``wire`` (the contracts with the outside world), ``config`` (configuration documents),
+``observability`` (metric names, collectors, logging), ``broker`` (where queue entries, claims
+and results live), ``gates`` (admission at queue and pool), ``signals`` (metric sources),
+``flowcontrol`` (the router's flow controller), ``processor`` (the async processor), ``router``
+(the OpenAI-compatible gateway), ``coordinator`` (the HTTP front door), ``sim`` (a vLLM-like
+simulated model server), ``demo`` (``sluiceway demo``) and ``bench`` (benchmark harnesses
+shipped to users).
 """
 
 from __future__ import annotations

@@ -4,6 +4,32 @@ Backends register here by transport name (docs/design-rules.md rule 6: unknown n
 configuration errors). Each value is ``"module:factory"``; the factory is an ``async`` callable
 taking :class:`~sluiceway.broker.base.BrokerOptions` and returning an open
 :class:`~sluiceway.broker.base.Broker`. Modules are imported only when chosen.
+
+Files:
+
+- ``base``: the ``Broker`` protocol: where queue entries wait, are claimed, retried and answered;
+- ``memory``: the ``memory`` broker, everything in one process, nothing survives a restart;
+- ``sqlite`` (the ``sqlite`` broker: embedded, durable, one machine) with ``sqlite_db`` (one
+  connection on its own thread, one immediate transaction per call);
+- ``redis`` (the ``redis-sortedset`` broker, upstream's keys and formats) with ``redis_connect``
+  (clients from URLs, the wake-up mode), ``redis_batch`` (script calls coalesced per event-loop
+  turn), ``wakeup`` (keyspace notifications, else polling), ``cancel_cache`` (fewer round trips
+  for cancellation checks), ``keys`` (every Redis key, in one place) and ``lua`` (the scripts);
+- ``postgres`` (the ``postgres`` broker: many processors on one database) with ``postgres_db``
+  (the connection pool, LISTEN, migrations), ``postgres_schema`` (every table, function and
+  statement), ``postgres_batch`` (acks of one event-loop turn as one statement);
+- ``pubsub`` (the ``gcp-pubsub`` transport) with ``pubsub_api`` (the RPCs behind one small
+  protocol), ``pubsub_feed`` (one subscription and its puller), ``pubsub_batch`` (calls coalesced
+  per event-loop turn), ``pubsub_messages`` (messages as queue entries, pure), ``pubsub_health``
+  (consumer readiness, pure) and ``pubsub_settings`` (the transport's settings);
+- quota stores: ``quota_redis``, ``quota_sqlite``, ``postgres_quota`` (``sql-quota``), and
+  ``quota_stores``, which picks the store a quota gate's ``address`` means per transport;
+- ``redis_gates``: Redis for the Redis-backed gates (the ``redis`` budget key, the
+  ``redis-leased-rate`` bucket);
+- operator reads: ``inspect`` (queue counts and result lists) and ``redis_inspect`` (its Redis
+  side); ``address``: a broker named by ``--transport`` / ``--url``, checked before it opens;
+  ``wait``: ``--wait-for-broker``; ``leases``: hooks after reclaim rounds, so leases riding on a
+  claim expire with it; ``command``: ``sluiceway db upgrade`` (the PostgreSQL schema).
 """
 
 from __future__ import annotations

@@ -13,6 +13,25 @@ every pool a queue names, ``merge_policy``: :class:`MergePolicyConfig`, duration
 Router: :func:`load_endpoint_picker_config`, :func:`load_objectives`. Coordinator:
 :func:`load_coordinator_config`. Gate and plugin names: :mod:`sluiceway.config.registry`.
 Parameter field types for implementers: :mod:`sluiceway.config.params`.
+
+Files:
+
+- ``base``: strict models, notes and error paths shared by every model; ``documents``: reading
+  JSON or YAML files, one document or several; ``quantities``: Kubernetes quantities and Go
+  durations; ``urls``: address checks shared by config files and flags;
+- processor: ``processor`` (transport, pool and merge-policy documents in llm-d-async's formats),
+  ``helm`` (the llm-d-async chart's values shape, for ``--config``), ``flags`` (upstream flags
+  not taken as they are), ``settings`` (everything the processor starts from), ``summary`` (what
+  a processor is about to run, in a few log lines);
+- gates and plugins: ``gates`` (gate configurations in queues, pools and combinators),
+  ``gate_params`` (every gate type's parameter model and the table of gate type names),
+  ``flow_plugins`` (the router's flow-control plugin parameters), ``scorer_plugins`` (the
+  picker's scorer parameters), ``params`` (field types following upstream's parsing rules),
+  ``registry`` (the one registry of gate and plugin type names);
+- router: ``router`` (the ``EndpointPickerConfig`` YAML), ``router_values`` (the router chart's
+  Helm values as the guide ships them), ``objectives`` (``InferenceObjective`` documents);
+- ``coordinator``: the coordinator's config file;
+- ``kinds``: which document a file holds; ``command``: ``sluiceway check-config FILE``.
 """
 
 from __future__ import annotations

@@ -15,4 +15,6 @@ The path of a request, by file:
    ``answers.py`` turns the stored result into the HTTP answer.
 6. ``server.py`` opens the broker, quota store and gateway from a config file;
    ``command.py`` is ``sluiceway coordinator``.
+
+Beside the path: ``metrics.py``, the coordinator's own metrics (names in ``observability.names``).
 """

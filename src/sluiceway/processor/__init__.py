@@ -7,12 +7,14 @@
 4. ``ready_buffer``: a few claimed requests per queue, bounded near the worker count;
 5. ``lane_scheduler``: six strict lanes, round-robin across queues, earliest deadline first;
 6. ``worker``: cancelled? expired? then ``gating`` again for the pool gate;
-7. ``upstream`` (with ``headers``, watched by ``cancel_watch``): one HTTP attempt;
+7. ``upstream`` (with ``headers``, watched by ``cancel_watch``): one HTTP attempt; ``resume``
+   continues an evicted completion from the text it had already generated;
 8. ``outcome`` (with ``retry`` and ``results``): finish with a result or retry (pure);
 9. ``recorder``: exactly one of ack-with-result, retry, release;
 10. broker ack: the result pushed and the claim dropped in one fenced step.
 
-Around the path: ``service`` (the ``Processor``), ``runtime`` (shared state), ``wakeups``
+Around the path: ``work_item`` (one claimed request on its way through a pool, and its
+resources), ``service`` (the ``Processor``), ``runtime`` (shared state), ``wakeups``
 (who wakes whom), ``maintenance`` (heartbeat, reclaimer, retry mover, backlog), ``metrics``,
 ``specs`` (runtime settings), ``build``, ``serve``, ``http_app``, ``command`` (with
 ``legacy_flags``, upstream's deprecated flags), ``producer``, ``reload``, ``mixed_fleet``

@@ -3,50 +3,26 @@
 ``build_router(config, settings, clock)`` gives a :class:`RouterApp` (ASGI) over a
 :class:`Gateway`; ``sluiceway router`` serves it. See docs/router.md.
 
-Names are imported on first use, so loading a submodule (e.g. the scorer parameter models the
-config registry names) does not pull in the HTTP stack.
+Import from the module that defines a name (``sluiceway.router.app.RouterApp``,
+``sluiceway.router.build.build_router``): this package re-exports nothing, so loading one
+submodule never pulls in the HTTP stack and jump-to-definition lands on the definition.
+
+Files:
+
+- ``app``: the ASGI application, and the seam where a coordinator mounts; ``trust``: which
+  callers may set the objective and fairness headers;
+- ``gateway``: the request path (read, admit, proxy, finish), with ``exchange``, one proxied
+  request's live state; ``identity``: what a request asks for, from its body and headers (pure);
+- ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
+  ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
+  directory, reloaded on change) or ``kube`` (the Kubernetes API, list then watch);
+- ``pool``: the endpoint pool (model servers, health, in-flight counts); ``load``: per-endpoint
+  load as the detector and picker see it; ``picker``: the model server for one request (pure);
+- ``proxy``: the upstream call, its answer relayed as it comes; ``sse``: server-sent events
+  passed through, the ``usage`` chunk captured; ``outcomes``: the answers the router makes
+  itself (drops, evictions, errors);
+- ``metrics``: the Prometheus metrics (``llm_d_epp_`` names).
+
+Start-up: ``settings`` (one router process's frozen settings), ``build`` (a router from its
+configuration files), ``serve`` (the long-running form), ``command`` (``sluiceway router``).
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from sluiceway.router.app import RouterApp
-    from sluiceway.router.build import build_router, load_picker_config
-    from sluiceway.router.gateway import Gateway
-    from sluiceway.router.load import EndpointLoad, InFlightLoad, LoadSource
-    from sluiceway.router.objectives import ObjectiveTable
-    from sluiceway.router.settings import RouterSettings
-
-__all__ = [
-    "EndpointLoad",
-    "Gateway",
-    "InFlightLoad",
-    "LoadSource",
-    "ObjectiveTable",
-    "RouterApp",
-    "RouterSettings",
-    "build_router",
-    "load_picker_config",
-]
-
-_WHERE = {
-    "RouterApp": "app",
-    "build_router": "build",
-    "load_picker_config": "build",
-    "Gateway": "gateway",
-    "EndpointLoad": "load",
-    "InFlightLoad": "load",
-    "LoadSource": "load",
-    "ObjectiveTable": "objectives",
-    "RouterSettings": "settings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sluiceway.router' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"sluiceway.router.{module}"), name)

@@ -17,6 +17,11 @@ The path of a request through the package, file by file:
 5. ``sse.py``: writes each streamed token to the socket as the step produces it;
    ``openai_response.py`` holds the byte templates of the answers.
 6. ``metrics.py``: ``/metrics`` renders ``stats.py``'s counters and histograms.
+
+Beside the path: ``admin_config.py`` (``/admin/config``, run-time settings in the command line's
+units), ``durations.py`` (``12ms``, ``0.5s``, ``250us`` as the flags and ``/admin/config`` take
+them), ``stop_strings.py`` (where a request's stop strings first appear in its text) and
+``loop_lag.py`` (how late the event loop runs: the gauge of an overloaded simulator).
 """
 
 from __future__ import annotations

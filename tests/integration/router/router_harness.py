@@ -13,9 +13,12 @@ import yaml
 from sluiceway.clock import RealClock
 from sluiceway.config.objectives import load_objectives
 from sluiceway.config.router import load_endpoint_picker_config
-from sluiceway.router import Gateway, ObjectiveTable, RouterApp, RouterSettings, build_router
-from sluiceway.router.objectives import select_for_pool
+from sluiceway.router.app import RouterApp
+from sluiceway.router.build import build_router
+from sluiceway.router.gateway import Gateway
+from sluiceway.router.objectives import ObjectiveTable, select_for_pool
 from sluiceway.router.serve import Listen, serve_router
+from sluiceway.router.settings import RouterSettings
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 
 GUIDE_OBJECTIVES = {

@@ -10,8 +10,9 @@ from router_harness import picker_config, until
 
 from loopback import serving
 from sluiceway.clock import RealClock
-from sluiceway.router import RouterSettings, build_router
+from sluiceway.router.build import build_router
 from sluiceway.router.serve import Listen, serve_router
+from sluiceway.router.settings import RouterSettings
 
 
 class FakeServer:

@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 
 from sluiceway.clock import VirtualClock
-from sluiceway.router import RouterSettings, build_router, load_picker_config
+from sluiceway.router.build import build_router, load_picker_config
+from sluiceway.router.settings import RouterSettings
 
 
 async def _call(

@@ -6,8 +6,9 @@ import pytest
 
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
-from sluiceway.router import RouterSettings, build_router, load_picker_config
+from sluiceway.router.build import build_router, load_picker_config
 from sluiceway.router.command import read_endpoints
+from sluiceway.router.settings import RouterSettings
 
 GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
 

@@ -26,9 +26,11 @@ from sluiceway.coordinator.server import build_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.processor.guide_spec import guide_spec, team_queues
 from sluiceway.processor.service import Processor
-from sluiceway.router import ObjectiveTable, RouterApp, RouterSettings, build_router
-from sluiceway.router.objectives import select_for_pool
+from sluiceway.router.app import RouterApp
+from sluiceway.router.build import build_router
+from sluiceway.router.objectives import ObjectiveTable, select_for_pool
 from sluiceway.router.serve import Listen, serve_router
+from sluiceway.router.settings import RouterSettings
 from sluiceway.sim import Engine, SimConfig, running_simulator
 
 __all__ = ["PROCESSOR_WORKERS", "Stack", "running_stack"]

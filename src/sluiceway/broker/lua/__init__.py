@@ -3,6 +3,8 @@ atomic).
 
 Every script takes its keys through ``KEYS`` (never builds names) and ``now`` from the caller
 (scripts never call Redis ``TIME``: time is the caller's, on the caller's time scale).
+
+No modules here: one ``<name>.lua`` file per entry of ``SCRIPT_NAMES``, read by ``source(name)``.
 """
 
 from __future__ import annotations
