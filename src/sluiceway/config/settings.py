@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sluiceway.config.base import Loaded, validate_model
 from sluiceway.config.documents import read_document
@@ -28,7 +28,44 @@ from sluiceway.config.processor import (
 )
 from sluiceway.errors import ConfigError
 
-__all__ = ["ProcessorSettings", "load_processor_settings"]
+__all__ = [
+    "Flag",
+    "ProcessorSettings",
+    "default_of",
+    "flag_of",
+    "load_processor_settings",
+    "scalar_settings",
+    "setting",
+]
+
+
+FLAG: Final = "sluiceway.flag"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How one scalar setting reaches the command line (``--name-with-dashes``) and the values
+    file; kept on its :class:`ProcessorSettings` field, so the field's one line says its name,
+    type, default, flag and values key."""
+
+    help: str
+    shown: str  # the default as the help text shows it
+    duration: bool = False  # the flag takes a duration ("5m", "300ms") and yields seconds
+    values: bool = False  # the values file may set it too, as ``ap.<name>``
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def option(self, name: str) -> str:
+        return "--" + name.replace("_", "-")
+
+
+def setting(default: object, help: str, shown: str = "", **flag: Any) -> Any:
+    """A :class:`ProcessorSettings` field that is also a flag (see :class:`Flag`)."""
+    meta = {FLAG: Flag(help, shown or str(default), **flag)}
+    return field(default=default, metadata=meta)
+
+
+PORT_MAX: Final = 65535
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,22 +73,37 @@ class ProcessorSettings:
     """The processor's whole configuration. Durations in seconds (scaled time).
 
     ``pools`` always contains every pool a queue names; the implicit ``default`` pool has
-    ``concurrency`` workers unless the pools file defines it.
+    ``concurrency`` workers unless the pools file defines it. Each scalar setting is declared
+    once, as a field made by :func:`setting`: its flag, its values key and its default follow
+    from that line (:func:`scalar_settings`).
     """
 
     transport: str
     transport_config: TransportConfig
     pools: tuple[PoolConfig, ...]
     merge_policy: MergePolicyConfig
-    concurrency: int = 64
-    request_timeout: float = 300.0
-    drain_timeout: float = 120.0
-    gate_wait_timeout: float = 300.0
-    prometheus_url: str = ""
-    prometheus_cache_ttl: float = 5.0
-    metrics_port: int = 9090
-    health_port: int = 8081
-    transport_config_watch_interval: float = 0.0
+    concurrency: int = setting(64, "Workers of the default pool.", values=True, minimum=1)
+    request_timeout: float = setting(300.0, "Per HTTP attempt, e.g. 5m.", "5m", duration=True)
+    drain_timeout: float = setting(
+        120.0, "On SIGTERM, time to finish in flight.", "2m", duration=True, values=True
+    )
+    gate_wait_timeout: float = setting(
+        300.0, "Longest wait of a waiting gate.", "5m", duration=True
+    )
+    prometheus_url: str = setting("", "Prometheus for prometheus-* gates.", "none", values=True)
+    prometheus_cache_ttl: float = setting(
+        5.0, "Reuse a PromQL answer this long.", "5s", duration=True, values=True
+    )
+    # the values file sets the ports as ap.metrics.port and ap.health.port
+    metrics_port: int = setting(9090, "Port of /metrics.", minimum=0, maximum=PORT_MAX)
+    health_port: int = setting(8081, "Port of /healthz, /readyz.", minimum=0, maximum=PORT_MAX)
+    transport_config_watch_interval: float = setting(
+        0.0,
+        "Reload the transport config file this often, e.g. 10s.",
+        "never",
+        duration=True,
+        values=True,
+    )
     transport_config_file: Path | None = None
     # Other URLs of the processor's own Redis: the values file's ``urlSecret`` URL when
     # REDIS_URL overrides it, so gates whose ``address`` names that server share its client.
@@ -65,27 +117,20 @@ class ProcessorSettings:
         raise KeyError(pool_id)
 
 
-_SCALARS = (
-    "concurrency",
-    "request_timeout",
-    "drain_timeout",
-    "gate_wait_timeout",
-    "prometheus_url",
-    "prometheus_cache_ttl",
-    "metrics_port",
-    "health_port",
-    "transport_config_watch_interval",
-)
+def scalar_settings() -> tuple[Field[Any], ...]:
+    """The :class:`ProcessorSettings` fields that are flags, in declaration order."""
+    return tuple(f for f in fields(ProcessorSettings) if FLAG in f.metadata)
 
 
-# Scalar settings the values file may set under ``ap`` (same names as the dataclass fields).
-_VALUES_SCALARS = (
-    "concurrency",
-    "drain_timeout",
-    "prometheus_url",
-    "prometheus_cache_ttl",
-    "transport_config_watch_interval",
-)
+def flag_of(setting_field: Field[Any]) -> Flag:
+    flag = setting_field.metadata[FLAG]
+    assert isinstance(flag, Flag)
+    return flag
+
+
+def default_of(name: str) -> Any:
+    """The declared default of scalar setting ``name`` (the runtime's defaults follow it)."""
+    return next(f.default for f in scalar_settings() if f.name == name)
 
 
 @dataclass
@@ -129,7 +174,8 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
     warnings = list(loaded.warnings)
     if url_secret is not None:
         warnings.append("ap.transportConfig.urlSecret: the URL comes from REDIS_URL when set")
-    scalars = {name: getattr(ap, name) for name in _VALUES_SCALARS if name in ap.model_fields_set}
+    in_values = [f.name for f in scalar_settings() if flag_of(f).values]
+    scalars = {name: getattr(ap, name) for name in in_values if name in ap.model_fields_set}
     if "port" in ap.metrics.model_fields_set:
         scalars["metrics_port"] = ap.metrics.port
     if "port" in ap.health.model_fields_set:
@@ -244,7 +290,7 @@ def load_processor_settings(
     )
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     scalars = {**sources.scalars, **given}
-    unknown = sorted(set(scalars) - set(_SCALARS))
+    unknown = sorted(set(scalars) - {f.name for f in scalar_settings()})
     if unknown:
         raise ConfigError("unknown setting", field=unknown[0])
     origins = sources.origins

@@ -9,7 +9,10 @@ translated with a warning) plus sluiceway's (``--config``, ``--gate-wait-timeout
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+from collections.abc import Callable
+from dataclasses import Field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,7 +38,7 @@ def register(app: typer.Typer) -> None:
     app.command(
         "processor",
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    )(processor)
+    )(_with_setting_flags(processor))
 
 
 def _seconds(value: str | None, flag: str) -> float | None:
@@ -75,13 +78,6 @@ def processor(
         Path | None,
         _opt("--transport-config-file", help="Transport config file, JSON (default: none)."),
     ] = None,
-    transport_config_watch_interval: Annotated[
-        str | None,
-        _opt(
-            "--transport-config-watch-interval",
-            help="Reload the transport config file this often, e.g. 10s (default: never).",
-        ),
-    ] = None,
     pool_config_file: Annotated[
         Path | None,
         _opt("--pool-config-file", help="Worker pools file, JSON (default: one default pool)."),
@@ -97,43 +93,12 @@ def processor(
     config: Annotated[
         Path | None, _opt("--config", help="Helm values file (ap.* keys) (default: none).")
     ] = None,
-    concurrency: Annotated[
-        int | None,
-        _opt("--concurrency", min=1, help="Workers of the default pool (default: 64)."),
-    ] = None,
-    request_timeout: Annotated[
-        str | None, _opt("--request-timeout", help="Per HTTP attempt, e.g. 5m (default: 5m).")
-    ] = None,
-    drain_timeout: Annotated[
-        str | None,
-        _opt("--drain-timeout", help="On SIGTERM, time to finish in flight (default: 2m)."),
-    ] = None,
-    gate_wait_timeout: Annotated[
-        str | None,
-        _opt("--gate-wait-timeout", help="Longest wait of a waiting gate (default: 5m)."),
-    ] = None,
-    prometheus_url: Annotated[
-        str | None,
-        _opt("--prometheus-url", help="Prometheus for prometheus-* gates (default: none)."),
-    ] = None,
-    prometheus_cache_ttl: Annotated[
-        str | None,
-        _opt("--prometheus-cache-ttl", help="Reuse a PromQL answer this long (default: 5s)."),
-    ] = None,
     metrics_backlog_poll_interval: Annotated[
         str | None,
         _opt(
             "--metrics-backlog-poll-interval",
             help="Read the backlog gauges this often, 0 disables (default: 15s).",
         ),
-    ] = None,
-    metrics_port: Annotated[
-        int | None,
-        _opt("--metrics-port", min=0, max=65535, help="Port of /metrics (default: 9090)."),
-    ] = None,
-    health_port: Annotated[
-        int | None,
-        _opt("--health-port", min=0, max=65535, help="Port of /healthz, /readyz (default: 8081)."),
     ] = None,
     port: Annotated[
         int | None,
@@ -149,6 +114,7 @@ def processor(
     time_anchor: TimeAnchor = None,
     log_level: LogLevel = "info",
     log_format: LogFormat = "text",
+    **settings: Any,
 ) -> None:
     """Run the async processor (a drop-in for llm-d-async)."""
     from sluiceway.config.flags import check_upstream_flags
@@ -165,7 +131,7 @@ def processor(
                 transport,
                 transport_config,
                 transport_config_file,
-                transport_config_watch_interval,
+                settings.get("transport_config_watch_interval"),
             )
         )
         for warning in legacy.warnings(new_surface=new_surface):
@@ -176,19 +142,7 @@ def processor(
         for warning in check_upstream_flags(legacy.rest):
             typer.echo(f"warning: {warning}", err=True)
         backlog = _seconds(metrics_backlog_poll_interval, "--metrics-backlog-poll-interval")
-        overrides: dict[str, Any] = {
-            "concurrency": concurrency,
-            "request_timeout": _seconds(request_timeout, "--request-timeout"),
-            "drain_timeout": _seconds(drain_timeout, "--drain-timeout"),
-            "gate_wait_timeout": _seconds(gate_wait_timeout, "--gate-wait-timeout"),
-            "prometheus_url": prometheus_url,
-            "prometheus_cache_ttl": _seconds(prometheus_cache_ttl, "--prometheus-cache-ttl"),
-            "metrics_port": metrics_port,
-            "health_port": health_port,
-            "transport_config_watch_interval": _seconds(
-                transport_config_watch_interval, "--transport-config-watch-interval"
-            ),
-        }
+        overrides = _overrides(settings)
         loaded = load_processor_settings(
             config_file=config,
             transport=transport,
@@ -205,6 +159,57 @@ def processor(
         asyncio.run(_run(loaded.value, endpoints, clock, wait_for_broker, backlog))
     except SluicewayError as exc:
         raise _fail(exc) from None
+
+
+def _overrides(given: dict[str, Any]) -> dict[str, Any]:
+    """The scalar settings given as flags, durations parsed to seconds (None: not given)."""
+    from sluiceway.config.settings import flag_of, scalar_settings
+
+    out: dict[str, Any] = {}
+    for setting in scalar_settings():
+        flag, value = flag_of(setting), given.get(setting.name)
+        out[setting.name] = _seconds(value, flag.option(setting.name)) if flag.duration else value
+    return out
+
+
+def _setting_option(setting: Field[Any]) -> Any:
+    """The typer annotation of one scalar setting's flag, from its declaration."""
+    from sluiceway.config.settings import flag_of
+
+    flag = flag_of(setting)
+    text = f"{flag.help.rstrip('.')} (default: {flag.shown})."
+    if flag.duration or isinstance(setting.default, str):
+        return Annotated[str | None, _opt(flag.option(setting.name), help=text)]
+    bounds = {"min": flag.minimum, "max": flag.maximum}
+    limits = {k: v for k, v in bounds.items() if v is not None}
+    return Annotated[int | None, _opt(flag.option(setting.name), help=text, **limits)]
+
+
+def _with_setting_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` one option per scalar setting of the processor's configuration, so a
+    setting is declared once (its field) and its flag follows."""
+    from sluiceway.config.settings import scalar_settings
+
+    signature = inspect.signature(command, eval_str=True)
+    names = {s.name for s in scalar_settings()}  # registering twice adds nothing twice
+    fixed = [
+        p
+        for p in signature.parameters.values()
+        if p.kind is not p.VAR_KEYWORD and p.name not in names
+    ]
+    extra = [
+        inspect.Parameter(
+            s.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_setting_option(s)
+        )
+        for s in scalar_settings()
+    ]
+    command.__signature__ = signature.replace(parameters=[*fixed, *extra])  # type: ignore[attr-defined]
+    command.__annotations__ = {
+        **{p.name: p.annotation for p in fixed},
+        **{p.name: p.annotation for p in extra},
+        "return": None,
+    }
+    return command
 
 
 def _endpoints(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sluiceway.config.settings import default_of
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.lane_scheduler import Ordering
 from sluiceway.processor.outcome import RetryPolicy
@@ -84,9 +85,10 @@ class ProcessorSpec:
     poll_interval: float = 1.0
     claim_lease: float = 300.0
     reclaim_interval: float = 15.0
-    request_timeout: float = 300.0
-    drain_timeout: float = 120.0
-    gate_wait_timeout: float = 300.0
+    # declared once with their flags (sluiceway.config.settings); the runtime follows them
+    request_timeout: float = default_of("request_timeout")
+    drain_timeout: float = default_of("drain_timeout")
+    gate_wait_timeout: float = default_of("gate_wait_timeout")
     backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None

@@ -99,3 +99,25 @@ def test_both_transport_config_sources_rejected(tmp_path: Path) -> None:
 def test_unknown_override_rejected() -> None:
     with pytest.raises(ConfigError):
         load_processor_settings(transport="memory", overrides={"speed": 1}, env={})
+
+
+def test_the_runtime_defaults_follow_the_declared_ones() -> None:
+    from sluiceway.config.settings import default_of
+    from sluiceway.processor.specs import ProcessorSpec
+
+    spec = ProcessorSpec(queues=())
+    for name in ("request_timeout", "drain_timeout", "gate_wait_timeout"):
+        assert getattr(spec, name) == default_of(name)
+    settings = load_processor_settings(
+        transport_config=json.dumps({"queues": [QUEUE]}), env={}
+    ).value
+    assert (settings.concurrency, settings.request_timeout) == (
+        default_of("concurrency"),
+        default_of("request_timeout"),
+    )
+
+
+def test_only_declared_settings_are_accepted() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_processor_settings(overrides={"no_such_setting": 1}, env={})
+    assert info.value.field == "no_such_setting"
