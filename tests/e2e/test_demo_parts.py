@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from sluiceway.clock import RealClock
-from sluiceway.demo.findings import Findings, StepReport, percentile
+from sluiceway.demo.findings import Findings, StepReport, nearest_rank
 from sluiceway.demo.observe import Event, Timeline, lane_occupancy, lane_peaks
 from sluiceway.demo.stack import router_document
 from sluiceway.demo.steps_quota import lane_rows
@@ -19,10 +19,10 @@ def ev(at: float, delta: int, lane: str, request: str = "") -> Event:
 
 def test_percentile_is_nearest_rank() -> None:
     values = [0.1 * i for i in range(1, 11)]
-    assert percentile(values, 50) == values[4]
-    assert percentile(values, 90) == values[8]
-    assert percentile([3.0], 90) == 3.0
-    assert math.isnan(percentile([], 50))
+    assert nearest_rank(values, 50) == values[4]
+    assert nearest_rank(values, 90) == values[8]
+    assert nearest_rank([3.0], 90) == 3.0
+    assert math.isnan(nearest_rank([], 50))
 
 
 def test_peaks_and_occupancy_follow_starts_and_ends() -> None:

@@ -41,7 +41,7 @@ from sluiceway.coordinator.intake import (
     AsyncMode,
     RequestBody,
     mode_of,
-    read_body,
+    parse_request_body,
     request_id_of,
     timeout_of,
 )
@@ -146,7 +146,7 @@ class Coordinator:
         if mode is None:
             return await self._forward_untouched(request, raw)
         tenant = self._identity.tenant(request.headers)
-        body = read_body(raw, mode, self._routes)
+        body = parse_request_body(raw, mode, self._routes)
         if mode is AsyncMode.PASSTHROUGH:
             return await self._passthrough(request, raw, body, tenant)
         return await self._queued(request, body, mode, tenant)

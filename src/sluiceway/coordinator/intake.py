@@ -21,7 +21,14 @@ from sluiceway.coordinator.answers import RequestRejected
 from sluiceway.coordinator.routes import TenantRoutes
 from sluiceway.wire import headers as wire_headers
 
-__all__ = ["AsyncMode", "RequestBody", "mode_of", "read_body", "request_id_of", "timeout_of"]
+__all__ = [
+    "AsyncMode",
+    "RequestBody",
+    "mode_of",
+    "parse_request_body",
+    "request_id_of",
+    "timeout_of",
+]
 
 _REQUEST_ID: Final = re.compile(r"^[a-zA-Z0-9-]{1,128}$")
 
@@ -54,7 +61,7 @@ class RequestBody:
     stream: bool
 
 
-def read_body(raw: bytes, mode: AsyncMode, routes: TenantRoutes) -> RequestBody:
+def parse_request_body(raw: bytes, mode: AsyncMode, routes: TenantRoutes) -> RequestBody:
     """Parse and check the body of a classified request."""
     try:
         doc = json.loads(raw)

@@ -18,7 +18,7 @@ from starlette.types import Receive, Scope, Send
 from sluiceway.coordinator.answers import JSON, CoordinatorAnswer
 from sluiceway.coordinator.gateway import GatewayReply
 
-__all__ = ["HeldResponse", "RelayResponse", "send_answer"]
+__all__ = ["HeldResponse", "RelayResponse", "send_coordinator_answer"]
 
 T = TypeVar("T")
 
@@ -44,7 +44,7 @@ async def _unless_disconnected(work: Awaitable[T], receive: Receive) -> tuple[bo
     return True, task.result()
 
 
-async def send_answer(send: Send, answer: CoordinatorAnswer) -> None:
+async def send_coordinator_answer(send: Send, answer: CoordinatorAnswer) -> None:
     headers = [(b"content-type", JSON.encode())]
     headers += [(k.encode(), v.encode()) for k, v in answer.headers.items()]
     headers.append((b"content-length", str(len(answer.body)).encode()))
@@ -69,7 +69,7 @@ class HeldResponse(Response):
         if not finished or answer is None:
             await self._on_disconnect()
             return
-        await send_answer(send, answer)
+        await send_coordinator_answer(send, answer)
 
 
 class RelayResponse(Response):

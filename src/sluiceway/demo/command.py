@@ -91,7 +91,7 @@ async def _demo(
 ) -> bool:
     from sluiceway.demo import plots
     from sluiceway.demo.context import StepContext
-    from sluiceway.demo.report import write_report
+    from sluiceway.demo.report import write_demo_report
     from sluiceway.demo.tables import findings_grids, rich_table
 
     broker = f"Redis at {redis_url}" if redis_url else "the in-process memory broker"
@@ -112,7 +112,7 @@ async def _demo(
     if not plots.plotting_available():
         hint = escape(plots.INSTALL_HINT)
         console.print(f"[yellow]no plots: install the plotting library with {hint}[/]")
-    page, pictures = write_report(report_dir, reports, ctx.findings, summary)
+    page, pictures = write_demo_report(report_dir, reports, ctx.findings, summary)
     console.print(f"report: {page} ({len(pictures)} plots)")
     if failed:
         console.print(f"[red]demo failed[/]: scenario {', '.join(failed)} (see the NO rows)")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from sluiceway.clock import Clock
 from sluiceway.demo.findings import Findings
-from sluiceway.demo.stack import DemoStack, StackSpec, running_stack
+from sluiceway.demo.stack import DemoStack, StackSpec, running_demo_stack
 from sluiceway.demo.traffic import Client
 
 __all__ = ["StepContext", "until"]
@@ -24,7 +24,7 @@ class StepContext:
     @contextlib.asynccontextmanager
     async def stack(self, spec: StackSpec | None = None) -> AsyncIterator[tuple[DemoStack, Client]]:
         """A fresh stack for one step, and a client of its coordinator."""
-        async with running_stack(
+        async with running_demo_stack(
             spec or StackSpec(), clock=self.clock, redis_url=self.redis_url
         ) as s:
             client = Client(s.url, self.clock)

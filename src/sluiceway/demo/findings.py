@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from sluiceway.demo.observe import Event
 
-__all__ = ["Check", "Findings", "LaneRow", "StepReport", "percentile"]
+__all__ = ["Check", "Findings", "LaneRow", "StepReport", "nearest_rank"]
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,8 @@ class Findings:
     occupancy: dict[str, list[tuple[float, dict[str, int]]]] = field(default_factory=dict)
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (``q`` in [0, 100]); NaN for no values."""
+def nearest_rank(values: list[float], q: float) -> float:
+    """Nearest-rank nearest_rank (``q`` in [0, 100]); NaN for no values."""
     if not values:
         return float("nan")
     ordered = sorted(values)

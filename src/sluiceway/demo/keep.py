@@ -14,7 +14,7 @@ from prometheus_client import make_asgi_app
 from rich.console import Console
 
 from sluiceway.clock import Clock
-from sluiceway.demo.stack import StackSpec, running_stack
+from sluiceway.demo.stack import StackSpec, running_demo_stack
 from sluiceway.serving import start_server
 
 __all__ = ["keep_running", "usage_text"]
@@ -42,7 +42,7 @@ async def keep_running(clock: Clock, redis_url: str | None, console: Console) ->
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with running_stack(StackSpec(), clock=clock, redis_url=redis_url) as stack:
+    async with running_demo_stack(StackSpec(), clock=clock, redis_url=redis_url) as stack:
         await stack.start_processor()
         metrics = await start_server(make_asgi_app(stack.registry), name="processor-metrics")
         try:

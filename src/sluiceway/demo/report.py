@@ -10,7 +10,7 @@ from sluiceway.demo import plots
 from sluiceway.demo.findings import Findings, StepReport
 from sluiceway.demo.tables import Grid, check_grid, findings_grids
 
-__all__ = ["write_report"]
+__all__ = ["write_demo_report"]
 
 _STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 70em; }
@@ -32,7 +32,7 @@ def _grid_html(grid: Grid) -> str:
     return f"<h3>{html.escape(grid.title)}</h3><table><tr>{head}</tr>{rows}</table>"
 
 
-def write_report(
+def write_demo_report(
     directory: Path, reports: list[StepReport], findings: Findings, summary: str
 ) -> tuple[Path, list[Path]]:
     """Write the page and the plots; returns the page and the pictures drawn."""

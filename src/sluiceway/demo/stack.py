@@ -50,7 +50,7 @@ __all__ = [
     "check_broker",
     "data_text",
     "router_document",
-    "running_stack",
+    "running_demo_stack",
 ]
 
 POOL_NAME = "llm-d-router"
@@ -196,7 +196,7 @@ async def check_broker(redis_url: str | None, clock: Clock) -> None:
 
 
 @contextlib.asynccontextmanager
-async def running_stack(
+async def running_demo_stack(
     spec: StackSpec, *, clock: Clock, redis_url: str | None = None
 ) -> AsyncIterator[DemoStack]:
     """Everything up on loopback for one step; the processor starts when the step says."""

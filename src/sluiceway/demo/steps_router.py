@@ -14,7 +14,7 @@ import asyncio
 from typing import Any
 
 from sluiceway.demo.context import StepContext, until
-from sluiceway.demo.findings import StepReport, percentile
+from sluiceway.demo.findings import StepReport, nearest_rank
 from sluiceway.demo.observe import BANDS, Event, lane_occupancy, lane_peaks
 from sluiceway.demo.stack import DemoStack, StackSpec, router_document
 from sluiceway.demo.traffic import Client, LiveAnswer
@@ -118,8 +118,8 @@ def _ttft_checks(report: StepReport, alone: list[LiveAnswer], mixed: list[LiveAn
         {a.status for a in alone + mixed} == {200},
         f"{len(alone)} alone, {len(mixed)} mixed",
     )
-    base = percentile([a.ttft for a in alone], 90)
-    seen = percentile([a.ttft for a in mixed], 90)
+    base = nearest_rank([a.ttft for a in alone], 90)
+    seen = nearest_rank([a.ttft for a in mixed], 90)
     report.check(
         f"realtime TTFT p90 mixed within alone + {TTFT_MARGIN} s",
         seen <= base + TTFT_MARGIN,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from sluiceway.demo.findings import Findings, StepReport, percentile
+from sluiceway.demo.findings import Findings, StepReport, nearest_rank
 from sluiceway.demo.observe import BANDS
 
 __all__ = ["Grid", "check_grid", "findings_grids", "rich_table"]
@@ -76,7 +76,7 @@ def _quota(findings: Findings, rows: int = 12) -> Grid:
 
 def _ttft(findings: Findings) -> Grid:
     rows = [
-        (label, str(len(v)), f"{percentile(v, 50):.3f}", f"{percentile(v, 90):.3f}")
+        (label, str(len(v)), f"{nearest_rank(v, 50):.3f}", f"{nearest_rank(v, 90):.3f}")
         for label, v in findings.ttft.items()
     ]
     return Grid(

@@ -31,7 +31,13 @@ from sluiceway.flowcontrol.configure import RouterFlowControl
 from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.flow import RouterFlow
-from sluiceway.router.identity import BadRequest, RequestFacts, header_map, read_body, read_identity
+from sluiceway.router.identity import (
+    BadRequest,
+    RequestFacts,
+    header_map,
+    read_identity,
+    read_request_facts,
+)
 from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.objectives import ObjectiveTable
 from sluiceway.router.outcomes import error_answer, evicted_answer, shutting_down
@@ -183,7 +189,7 @@ class Gateway:
             await send_answer(send, shutting_down())
             return
         try:
-            facts = read_body(raw)
+            facts = read_request_facts(raw)
         except BadRequest as exc:
             await send_answer(send, error_answer(400, str(exc)))
             return

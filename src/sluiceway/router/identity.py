@@ -17,7 +17,14 @@ import orjson
 from sluiceway.config.quantities import parse_duration
 from sluiceway.wire import headers as h
 
-__all__ = ["BadRequest", "Identity", "RequestFacts", "header_map", "read_body", "read_identity"]
+__all__ = [
+    "BadRequest",
+    "Identity",
+    "RequestFacts",
+    "header_map",
+    "read_identity",
+    "read_request_facts",
+]
 
 # A prompt's token count is unknown before the model tokenizes it; ~4 bytes per token is the
 # usual rule of thumb for English text, good enough for token-fair accounting estimates.
@@ -57,7 +64,7 @@ def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     return {n.decode("latin-1"): v.decode("latin-1") for n, v in raw}
 
 
-def read_body(raw: bytes, *, prefix_bytes: int = 256) -> RequestFacts:
+def read_request_facts(raw: bytes, *, prefix_bytes: int = 256) -> RequestFacts:
     """Parse an OpenAI completion or chat body; BadRequest when it is not a JSON object."""
     try:
         data = orjson.loads(raw)

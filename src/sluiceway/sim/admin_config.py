@@ -13,7 +13,7 @@ from typing import Any
 
 from sluiceway.errors import ConfigError
 from sluiceway.sim.config import RUNTIME_FIELDS, SimConfig, flag_name
-from sluiceway.sim.durations import DURATION_FIELDS, parse_duration, to_milliseconds
+from sluiceway.sim.durations import DURATION_FIELDS, parse_latency, to_milliseconds
 
 __all__ = ["apply_admin_changes", "config_view"]
 
@@ -33,7 +33,7 @@ def apply_admin_changes(config: SimConfig, body: Mapping[str, Any]) -> SimConfig
             raise ConfigError(
                 "cannot be changed at run time" if fixed else "unknown setting", field=key
             )
-        changes[name] = parse_duration(value, key) if name in DURATION_FIELDS else value
+        changes[name] = parse_latency(value, key) if name in DURATION_FIELDS else value
         keys[flag_name(name)] = key
     try:
         return config.replace(changes)

@@ -12,7 +12,7 @@ import typer
 
 from sluiceway.errors import ConfigError
 from sluiceway.options import Port, PortsFile, TimeAnchor, TimeScale, make_clock
-from sluiceway.sim.durations import DURATION_FIELDS, parse_duration
+from sluiceway.sim.durations import DURATION_FIELDS, parse_latency
 
 if TYPE_CHECKING:
     from sluiceway.sim.config import SimConfig
@@ -204,10 +204,10 @@ def sim(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    from sluiceway.sim.serve_forever import run
+    from sluiceway.sim.serve_forever import run_simulator
 
     clock = make_clock(time_scale, time_anchor)
-    run(config, instances, clock, host, port, ports_file)
+    run_simulator(config, instances, clock, host, port, ports_file)
 
 
 def _config(given: dict[str, Any]) -> SimConfig:
@@ -223,7 +223,7 @@ def _config(given: dict[str, Any]) -> SimConfig:
             overrides[name] = given[name]
     for name in DURATION_FIELDS:
         if name in given:
-            overrides[name] = parse_duration(given[name], flag_name(name))
+            overrides[name] = parse_latency(given[name], flag_name(name))
     if given.get("failure_types"):
         types = [t for item in given["failure_types"] for t in item.split(",") if t]
         overrides["failure_types"] = tuple(types)

@@ -11,7 +11,7 @@ from typing import Final
 
 from sluiceway.errors import ConfigError
 
-__all__ = ["DURATION_FIELDS", "parse_duration", "to_milliseconds"]
+__all__ = ["DURATION_FIELDS", "parse_latency", "to_milliseconds"]
 
 # The SimConfig fields that hold a latency.
 DURATION_FIELDS: Final = (
@@ -26,7 +26,7 @@ _DURATION: Final = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(us|µs|ms|s|m)?\s*$")
 _UNIT_SECONDS: Final = {"us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, None: 1e-3}
 
 
-def parse_duration(value: str | float, field: str) -> float:
+def parse_latency(value: str | float, field: str) -> float:
     """Seconds from ``12ms`` / ``0.5s`` / ``250us`` / ``12`` / ``12.5`` (bare = milliseconds).
 
     Raises ConfigError naming ``field`` (a flag or a JSON key) for anything else.

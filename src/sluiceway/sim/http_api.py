@@ -36,7 +36,7 @@ from sluiceway.sim.failures import (
 from sluiceway.sim.loop_lag import LoopLagProbe
 from sluiceway.sim.metrics import CONTENT_TYPE, render_metrics
 from sluiceway.sim.openai_request import ApiError, Kind, Parsed, parse_request
-from sluiceway.sim.openai_response import DONE_EVENT, AnswerFormat, ChunkFormat, error_body
+from sluiceway.sim.openai_response import DONE_EVENT, AnswerFormat, ChunkFormat, api_error_body
 from sluiceway.sim.sequence import Admission, SimRequest
 from sluiceway.sim.sse import SseWriter
 from sluiceway.sim.stop_strings import StopCut, find_stop
@@ -288,7 +288,9 @@ def _refusal(outcome: Admission) -> ApiError:
 
 
 def _error(err: ApiError) -> web.Response:
-    return web.Response(status=err.status, body=error_body(err), content_type="application/json")
+    return web.Response(
+        status=err.status, body=api_error_body(err), content_type="application/json"
+    )
 
 
 def _failure_response(failure: Failure) -> web.Response:

@@ -13,15 +13,15 @@ import orjson
 from sluiceway.sim.openai_request import ApiError, Kind
 from sluiceway.sim.stop_strings import StopCut
 from sluiceway.sim.tokenizer import detokenize_one, word_json
+from sluiceway.wire.api_errors import error_document
 
-__all__ = ["DONE_EVENT", "AnswerFormat", "ChunkFormat", "error_body", "usage"]
+__all__ = ["DONE_EVENT", "AnswerFormat", "ChunkFormat", "api_error_body", "usage"]
 
 
-def error_body(err: ApiError) -> bytes:
-    """The JSON body OpenAI clients understand (``error.message`` etc.)."""
-    payload = {
-        "error": {"message": err.message, "type": err.type, "param": err.param, "code": err.status}
-    }
+def api_error_body(err: ApiError) -> bytes:
+    """The OpenAI error envelope (``sluiceway.wire.api_errors``) with vLLM's ``param``."""
+    payload = error_document(err.message, type=err.type, code=err.status)
+    payload["error"]["param"] = err.param
     return orjson.dumps(payload)
 
 

@@ -12,7 +12,7 @@ from sluiceway.ports import PortAnnouncer
 from sluiceway.sim.config import SimConfig
 from sluiceway.sim.server_pool import running_simulator
 
-__all__ = ["run", "serve_forever"]
+__all__ = ["run_simulator", "serve_forever"]
 
 
 async def serve_forever(
@@ -42,7 +42,7 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def run(
+def run_simulator(
     config: SimConfig,
     instances: int,
     clock: Clock,

@@ -9,7 +9,7 @@ from sluiceway.coordinator.answers import RequestRejected
 from sluiceway.coordinator.intake import (
     AsyncMode,
     mode_of,
-    read_body,
+    parse_request_body,
     request_id_of,
     timeout_of,
 )
@@ -34,7 +34,9 @@ def test_modes() -> None:
 
 
 def test_a_body_names_its_model() -> None:
-    body = read_body(json.dumps({"model": "m", "prompt": "p"}).encode(), AsyncMode.WAIT, ROUTES)
+    body = parse_request_body(
+        json.dumps({"model": "m", "prompt": "p"}).encode(), AsyncMode.WAIT, ROUTES
+    )
     assert (body.model, body.stream) == ("m", False)
 
 
@@ -48,19 +50,21 @@ def test_a_body_names_its_model() -> None:
     ],
 )
 def test_bad_bodies_are_400(raw: bytes, mode: AsyncMode, code: str) -> None:
-    err = rejected(read_body, raw, mode, ROUTES)
+    err = rejected(parse_request_body, raw, mode, ROUTES)
     assert (err.status, err.code) == (400, code)
 
 
 def test_stream_is_fine_in_passthrough() -> None:
-    assert read_body(b'{"model": "m", "stream": true}', AsyncMode.PASSTHROUGH, ROUTES).stream
+    assert parse_request_body(
+        b'{"model": "m", "stream": true}', AsyncMode.PASSTHROUGH, ROUTES
+    ).stream
 
 
 def test_an_unserved_model_is_404() -> None:
     routes = TenantRoutes(
         AsyncBrokerParams.model_validate({"redis_url": "memory://", "routes": [{"model": "a"}]})
     )
-    err = rejected(read_body, b'{"model": "b"}', AsyncMode.WAIT, routes)
+    err = rejected(parse_request_body, b'{"model": "b"}', AsyncMode.WAIT, routes)
     assert (err.status, err.code) == (404, "model_not_found")
 
 

@@ -3,11 +3,13 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from sluiceway.router.identity import BadRequest, header_map, read_body, read_identity
+from sluiceway.router.identity import BadRequest, header_map, read_identity, read_request_facts
 
 
 def test_stream_without_usage_gets_include_usage_and_strip() -> None:
-    facts = read_body(b'{"model":"m","prompt":"hello world!","stream":true,"max_tokens":9}')
+    facts = read_request_facts(
+        b'{"model":"m","prompt":"hello world!","stream":true,"max_tokens":9}'
+    )
     assert facts.stream and facts.strip_usage
     assert orjson.loads(facts.body)["stream_options"] == {"include_usage": True}
     assert (facts.model, facts.max_tokens, facts.prompt_tokens) == ("m", 9, 3)
@@ -15,16 +17,16 @@ def test_stream_without_usage_gets_include_usage_and_strip() -> None:
 
 def test_body_untouched_when_the_client_asked_for_usage_or_does_not_stream() -> None:
     raw = b'{"model":"m","prompt":"x","stream":true,"stream_options":{"include_usage":true}}'
-    assert read_body(raw).body == raw and not read_body(raw).strip_usage
+    assert read_request_facts(raw).body == raw and not read_request_facts(raw).strip_usage
     plain = b'{"model":"m","messages":[{"role":"user","content":"hi"}]}'
-    facts = read_body(plain)
+    facts = read_request_facts(plain)
     assert facts.body == plain and not facts.stream and facts.max_tokens == 16
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"[1, 2]"])
 def test_bad_bodies(raw: bytes) -> None:
     with pytest.raises(BadRequest):
-        read_body(raw)
+        read_request_facts(raw)
 
 
 def test_newer_objective_spelling_wins_and_defaults() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from sluiceway.sim.openai_request import ApiError
-from sluiceway.sim.openai_response import AnswerFormat, ChunkFormat, error_body
+from sluiceway.sim.openai_response import AnswerFormat, ChunkFormat, api_error_body
 from sluiceway.sim.stop_strings import StopCut
 from sluiceway.sim.tokenizer import detokenize_one
 
@@ -60,7 +60,7 @@ def test_chat_logprobs_have_openais_shape_streamed_too() -> None:
 
 
 def test_error_body_is_the_openai_envelope() -> None:
-    body = orjson.loads(error_body(ApiError(404, "gone", "NotFoundError", "model")))
+    body = orjson.loads(api_error_body(ApiError(404, "gone", "NotFoundError", "model")))
     assert body == {
         "error": {"message": "gone", "type": "NotFoundError", "param": "model", "code": 404}
     }
