@@ -24,9 +24,8 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.clock import RealClock
 from sluiceway.gates.base import Gate, GateRequest, Holdings, apply_chain, budget_allows
-from sluiceway.gates.context import GateContext
+from sluiceway.gates.context import GAUGES_SERVICE, SIGNALS_SERVICE, GateContext
 from sluiceway.gates.factory import build_gate
-from sluiceway.gates.metric import GAUGES_SERVICE, SIGNALS_SERVICE
 from sluiceway.ports import free_port
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.signals.refresher import SignalHub

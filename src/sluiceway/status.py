@@ -24,7 +24,7 @@ from sluiceway.options import BrokerUrl, TimeAnchor, TimeScale, make_clock
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from sluiceway.config.settings import ProcessorSettings
+    from sluiceway.config.processor_settings import ProcessorSettings
 
 __all__ = ["PoolRow", "StatusReport", "build_report", "register", "render_table"]
 
@@ -128,7 +128,7 @@ def _target(
         if not queues:
             raise ConfigError("name QUEUEs, or give --config / --transport-config-file")
         return _Target(transport, url, tuple(queues), {})
-    from sluiceway.config.settings import load_processor_settings
+    from sluiceway.config.processor_settings import load_processor_settings
 
     settings = load_processor_settings(
         config_file=config,

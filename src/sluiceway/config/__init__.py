@@ -16,13 +16,14 @@ Parameter field types for implementers: :mod:`sluiceway.config.params`.
 
 Files:
 
-- ``base``: strict models, notes and error paths shared by every model; ``documents``: reading
+- ``strict``: strict models, notes and error paths shared by every model; ``documents``: reading
   JSON or YAML files, one document or several; ``quantities``: Kubernetes quantities and Go
   durations; ``urls``: address checks shared by config files and flags;
 - processor: ``processor`` (transport, pool and merge-policy documents in llm-d-async's formats),
   ``helm`` (the llm-d-async chart's values shape, for ``--config``), ``flags`` (upstream flags
-  not taken as they are), ``settings`` (everything the processor starts from), ``summary`` (what
-  a processor is about to run, in a few log lines);
+  not taken as they are), ``processor_settings`` (everything the processor starts from, each
+  scalar setting declared once), ``summary`` (what a processor is about to run, in a few log
+  lines);
 - gates and plugins: ``gates`` (gate configurations in queues, pools and combinators),
   ``gate_params`` (every gate type's parameter model and the table of gate type names),
   ``flow_plugins`` (the router's flow-control plugin parameters), ``scorer_plugins`` (the
@@ -36,7 +37,6 @@ Files:
 
 from __future__ import annotations
 
-from sluiceway.config.base import Loaded, StrictModel
 from sluiceway.config.coordinator import (
     AsyncBrokerParams,
     CoordinatorConfig,
@@ -58,6 +58,7 @@ from sluiceway.config.processor import (
     load_pools,
     load_transport_config,
 )
+from sluiceway.config.processor_settings import ProcessorSettings, load_processor_settings
 from sluiceway.config.quantities import parse_duration, parse_quantity
 from sluiceway.config.registry import (
     GATE_TYPES,
@@ -74,7 +75,7 @@ from sluiceway.config.router import (
     PriorityBandConfig,
     load_endpoint_picker_config,
 )
-from sluiceway.config.settings import ProcessorSettings, load_processor_settings
+from sluiceway.config.strict import Loaded, StrictModel
 
 __all__ = [
     "DEFAULT_POOL_ID",

@@ -13,8 +13,8 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sluiceway.config.base import Loaded, StrictModel, join_path, validate_model
 from sluiceway.config.params import Duration, FlexFloat, FlexInt
+from sluiceway.config.strict import Loaded, StrictModel, join_path, validate_model
 from sluiceway.errors import ConfigError, UnsupportedError
 from sluiceway.wire import headers
 

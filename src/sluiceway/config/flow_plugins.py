@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from sluiceway.config.base import CamelModel
 from sluiceway.config.params import Duration
+from sluiceway.config.strict import CamelModel
 
 __all__ = [
     "AdaptiveHoldbackParams",

@@ -16,8 +16,8 @@ from typing import Annotated, Final, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
-from sluiceway.config.base import StrictModel
 from sluiceway.config.params import Duration, FlexFloat, FlexInt, JsonObject, decode_json_object
+from sluiceway.config.strict import StrictModel
 
 __all__ = [
     "GATE_PARAMS",

@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sluiceway.config.base import join_path
 from sluiceway.config.registry import validate_params
+from sluiceway.config.strict import join_path
 from sluiceway.errors import ConfigError
 
 __all__ = ["check_gate", "gate_types_in"]

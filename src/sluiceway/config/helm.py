@@ -12,8 +12,8 @@ from typing import Any, Final
 
 from pydantic import ConfigDict, Field
 
-from sluiceway.config.base import CamelModel, join_path
 from sluiceway.config.params import Duration, FlexInt
+from sluiceway.config.strict import CamelModel, join_path
 from sluiceway.errors import UnsupportedError
 
 __all__ = ["ApValues", "HelmValues"]

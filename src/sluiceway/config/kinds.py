@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from sluiceway.config.base import Loaded, validate_model
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.documents import read_documents
 from sluiceway.config.objectives import load_objectives
@@ -19,9 +18,10 @@ from sluiceway.config.processor import (
     load_pools,
     load_transport_config,
 )
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.config.router import load_endpoint_picker_config
 from sluiceway.config.router_values import RouterValues
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.strict import Loaded, validate_model
 from sluiceway.errors import ConfigError
 
 __all__ = ["KINDS", "CheckResult", "check_file", "detect_kind"]

@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from sluiceway.config.base import CamelModel, Loaded, join_path, validate_model
+from sluiceway.config.strict import CamelModel, Loaded, join_path, validate_model
 from sluiceway.errors import ConfigError
 
 __all__ = ["OBJECTIVE_API_VERSIONS", "InferenceObjective", "load_objectives"]

@@ -12,9 +12,9 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sluiceway.config.base import Loaded, StrictModel, join_path, validate_model
 from sluiceway.config.gates import check_gate
 from sluiceway.config.params import FlexFloat, FlexInt, JsonObject
+from sluiceway.config.strict import Loaded, StrictModel, join_path, validate_model
 from sluiceway.config.urls import check_redis_url, check_sqlite_path
 from sluiceway.errors import ConfigError, UnsupportedError
 from sluiceway.wire.lanes import LANE_KEYS, TIERS

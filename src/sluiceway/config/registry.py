@@ -19,8 +19,8 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from sluiceway.config.base import collect_warnings, config_error
 from sluiceway.config.gate_params import GATE_PARAMS
+from sluiceway.config.strict import collect_warnings, config_error
 from sluiceway.errors import ConfigError
 
 __all__ = [

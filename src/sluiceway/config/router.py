@@ -11,9 +11,9 @@ from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator
 
-from sluiceway.config.base import CamelModel, Loaded, join_path, validate_model
 from sluiceway.config.params import Duration, Quantity
 from sluiceway.config.registry import PLUGIN_TYPES, validate_params
+from sluiceway.config.strict import CamelModel, Loaded, join_path, validate_model
 from sluiceway.errors import ConfigError
 
 __all__ = [

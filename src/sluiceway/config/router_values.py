@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from sluiceway.config.base import CamelModel, join_path
 from sluiceway.config.documents import parse_documents
 from sluiceway.config.router import EndpointPickerConfig, load_endpoint_picker_config
+from sluiceway.config.strict import CamelModel, join_path
 from sluiceway.errors import ConfigError
 
 __all__ = ["RouterValues", "embedded_picker_configs"]

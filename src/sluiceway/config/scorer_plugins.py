@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from sluiceway.config.base import CamelModel
+from sluiceway.config.strict import CamelModel
 
 __all__ = ["KvCacheScorerParams", "PrefixCacheScorerParams", "QueueScorerParams"]
 

@@ -6,7 +6,7 @@ tier and upstream, and every pool with its workers, without opening the config f
 
 from __future__ import annotations
 
-from sluiceway.config.settings import ProcessorSettings
+from sluiceway.config.processor_settings import ProcessorSettings
 from sluiceway.config.urls import mask_credentials
 
 __all__ = ["broker_address", "describe_processor"]

@@ -28,7 +28,7 @@ from sluiceway.config.router import load_endpoint_picker_config
 from sluiceway.coordinator.gateway import InProcessGateway
 from sluiceway.coordinator.server import build_coordinator
 from sluiceway.demo.observe import HandbackCounter, Timeline
-from sluiceway.gates.metric import SIGNALS_SERVICE
+from sluiceway.gates.context import SIGNALS_SERVICE
 from sluiceway.processor.guide_spec import GUIDE_POOL, guide_spec, team_queues
 from sluiceway.processor.service import Processor
 from sluiceway.processor.specs import PoolSpec
@@ -139,7 +139,7 @@ class DemoStack:
 
     def evictions_issued(self) -> int:
         controller = self.router.gateway.controller
-        return 0 if controller is None else controller.reclaimer.issued
+        return 0 if controller is None else controller.evictor.issued
 
     async def quota_count(self, team: str) -> int:
         return await self.quota("").count(f"quota:team:{team}")

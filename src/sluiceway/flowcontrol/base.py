@@ -42,7 +42,10 @@ DEFAULT_FAIRNESS_ID = headers.DEFAULT_FAIRNESS_ID
 
 
 class Outcome(enum.Enum):
-    """Terminal outcome of one request inside flow control (values are upstream's labels)."""
+    """How one request left flow control's queue (values are upstream's labels): dispatched, or
+    never run (rejected at the door, evicted from the queue). ``DISPATCHED`` ends the queueing,
+    not the request: the request then runs, and may still be evicted in flight (chosen by
+    the controller, confirmed by ``on_finished``), which is no second outcome."""
 
     DISPATCHED = "Dispatched"
     REJECTED_CAPACITY = "RejectedCapacity"
@@ -195,7 +198,8 @@ class Item:
 
 
 class Finalized(NamedTuple):
-    """The single terminal record of one request (exactly once per request).
+    """The one record of how a request left the queue (exactly once per request; see
+    :class:`Outcome`: for a dispatched request the run is still to come).
 
     ``waited``: seconds from enqueue to this outcome. ``band``: the band it queued in;
     ``priority``: the priority it asked for (metrics label). A named tuple: one is built per

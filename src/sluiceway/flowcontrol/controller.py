@@ -32,7 +32,7 @@ from sluiceway.flowcontrol.base import (
     Request,
     Usage,
 )
-from sluiceway.flowcontrol.eviction import Reclaimer, Revocation
+from sluiceway.flowcontrol.eviction import Evictor, Revocation
 from sluiceway.flowcontrol.expiry import Expiry
 from sluiceway.flowcontrol.settings import FlowControlSettings
 
@@ -83,7 +83,7 @@ class FlowController:
     def __init__(self, settings: FlowControlSettings) -> None:
         self.settings = settings
         self.totals = Totals()
-        self.reclaimer = Reclaimer(settings.eviction)
+        self.evictor = Evictor(settings.eviction)
         self._bands: list[Band] = [Band(b, static=True) for b in settings.initial_bands()]
         self._by_priority = {b.priority: b for b in self._bands}
         self._desired: frozenset[int] = frozenset()
@@ -133,7 +133,7 @@ class FlowController:
         dropped = [
             self._finish_queued(i, self._expiry_outcome(), now) for i in self._expiry.due(now)
         ]
-        self.reclaimer.advance(now)
+        self.evictor.advance(now)
         self._maybe_collect(now)
         self._expiry.compact(self.totals.queued)
         view = LimitInput(now, capacity.saturation, self._bands, capacity.request_cost)
@@ -142,7 +142,7 @@ class FlowController:
         sat, stop = capacity.saturation, None
         if not capacity.pool_empty:
             sat, stop = self._dispatch_loop(now, capacity, ceilings, dispatched, limit)
-        evict = [] if stop is None else self._reclaim(now, stop, sat, ceilings)
+        evict = [] if stop is None else self._evictions(now, stop, sat, ceilings)
         stopped_at = None if stop is None else self._bands[stop].priority
         return Cycle(dispatched, dropped, evict, capacity.saturation, ceilings, stopped_at)
 
@@ -156,12 +156,12 @@ class FlowController:
             return None
         self._end_inflight(item, now)
         self._band_of(item).queue.settle(item, usage)
-        prio = self.reclaimer.demand_of(request_id) if item.evicted else None
+        prio = self.evictor.demand_of(request_id) if item.evicted else None
         if prio is None:
             return None
         demand = self._by_priority.get(prio)
         waiting = demand is not None and demand.queued > 0
-        return self.reclaimer.confirm(request_id, now, demand_waiting=waiting)
+        return self.evictor.confirm(request_id, now, demand_waiting=waiting)
 
     def on_cancelled(self, request_id: str, now: float) -> Finalized | None:
         """The client went away. A queued request is removed at once (its capacity freed) and
@@ -193,7 +193,7 @@ class FlowController:
 
     def next_deadline(self) -> float | None:
         """The earliest time a cycle could change something without any event, or None."""
-        pair = (self._expiry.next_deadline(), self.reclaimer.next_deadline())
+        pair = (self._expiry.next_deadline(), self.evictor.next_deadline())
         times = [t for t in pair if t is not None]
         return min(times, default=None)
 
@@ -273,7 +273,7 @@ class FlowController:
         self._band_of(item).inflight += 1
         self.totals.inflight += 1
         if self.settings.eviction.enabled:
-            self.reclaimer.track(item)
+            self.evictor.track(item)
         return self._record(item, Outcome.DISPATCHED, now)
 
     def _finish_queued(self, item: Item, outcome: Outcome, now: float) -> Finalized:
@@ -335,10 +335,10 @@ class FlowController:
     def _expiry_outcome(self) -> Outcome:
         return Outcome.EVICTED_NO_ENDPOINTS if self.pool_empty else Outcome.EVICTED_TTL
 
-    def _reclaim(self, now: float, stop: int, sat: float, ceilings: Sequence[float]) -> list[str]:
-        if not self.settings.eviction.enabled or not self.reclaimer.gate_open():
+    def _evictions(self, now: float, stop: int, sat: float, ceilings: Sequence[float]) -> list[str]:
+        if not self.settings.eviction.enabled or not self.evictor.gate_open():
             return []
-        victim = self.reclaimer.lowest_victim()
+        victim = self.evictor.lowest_victim()
         if victim is None:
             return []
         for j in range(stop, len(self._bands)):
@@ -347,7 +347,7 @@ class FlowController:
                 break
             if ceiling <= 0 or sat < ceiling - GATE_EPS or not band.queued:
                 continue
-            chosen = self.reclaimer.reclaim(now, sat, ceiling, band.priority, self.totals.inflight)
+            chosen = self.evictor.choose(now, sat, ceiling, band.priority, self.totals.inflight)
             return [i.request.request_id for i in chosen]
         return []
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from sluiceway.flowcontrol.base import Item, ItemState
 from sluiceway.flowcontrol.settings import EvictionSettings
 
-__all__ = ["Reclaimer", "Revocation", "evictions_needed"]
+__all__ = ["Evictor", "Revocation", "evictions_needed"]
 
 _EPS = 1e-9
 _MIN_COMPACT = 128
@@ -62,7 +62,7 @@ class Revocation:
         return None if self.resolved_at is None else self.resolved_at - self.issued_at
 
 
-class Reclaimer:
+class Evictor:
     """Decision state of eviction. Counters: ``issued``, ``confirmed``, ``timed_out``,
     ``over_evictions``; gauges: ``last_target``, :meth:`pending`."""
 
@@ -115,7 +115,7 @@ class Reclaimer:
         self._cooling = [(until, d) for until, d in self._cooling if until > now]
         return out
 
-    def reclaim(
+    def choose(
         self, now: float, saturation: float, ceiling: float, demand: int, inflight: int
     ) -> list[Item]:
         """Pick victims for demand at priority ``demand`` gated by ``ceiling``."""

@@ -16,7 +16,20 @@ from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
 from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
 
-__all__ = ["BuildGate", "GateBuilder", "GateContext", "memory_stores"]
+__all__ = [
+    "GAUGES_SERVICE",
+    "REDIS_GATES_SERVICE",
+    "SIGNALS_SERVICE",
+    "BuildGate",
+    "GateBuilder",
+    "GateContext",
+    "memory_stores",
+]
+
+# The keys of ``GateContext.services``: what the process that builds gates hands them.
+SIGNALS_SERVICE = "signals"  # the process's SignalHub (metric gates share its sources)
+GAUGES_SERVICE = "gate_gauges"  # where metric gates export what they read (SignalGauges)
+REDIS_GATES_SERVICE = "redis_gates"  # the Redis clients of the Redis-backed gates
 
 
 def memory_stores() -> Callable[[str], QuotaStore]:

@@ -23,13 +23,11 @@ from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import CONTINUE, REFUSE, BudgetGate, Decision, GateRequest, Holdings
-from sluiceway.gates.context import GateContext
+from sluiceway.gates.context import GAUGES_SERVICE, SIGNALS_SERVICE, GateContext
 from sluiceway.signals.base import MetricSource, Reading
 from sluiceway.signals.refresher import Refresher, SignalHub
 
 __all__ = [
-    "GAUGES_SERVICE",
-    "SIGNALS_SERVICE",
     "MetricGate",
     "SignalGauges",
     "clamp01",
@@ -39,8 +37,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SIGNALS_SERVICE = "signals"  # GateContext.services key of the process's SignalHub
-GAUGES_SERVICE = "gate_gauges"  # GateContext.services key of the SignalGauges
 CREDIT_PERIODS = 3  # refresh periods an admission counts as credit: the scrape, the refresh, slack
 
 

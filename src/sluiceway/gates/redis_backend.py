@@ -7,12 +7,10 @@ from collections.abc import Mapping
 from typing import Protocol, cast
 
 from sluiceway.errors import ConfigError
-from sluiceway.gates.context import GateContext
+from sluiceway.gates.context import REDIS_GATES_SERVICE, GateContext
 from sluiceway.signals.base import MetricSource
 
 __all__ = ["REDIS_GATES_SERVICE", "LeasedRateStore", "RedisGateBackend", "redis_backend"]
-
-REDIS_GATES_SERVICE = "redis_gates"
 
 
 class LeasedRateStore(Protocol):

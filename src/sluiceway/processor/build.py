@@ -1,8 +1,9 @@
 """From the configuration documents to a running processor's parts.
 
-:func:`runtime_settings` maps the validated config (``sluiceway.config.settings``) onto the
-runtime's :class:`~sluiceway.processor.specs.ProcessorSpec`; :func:`open_backend` opens
-the broker and the quota stores its transport implies.
+:func:`runtime_settings` maps the validated config
+(``sluiceway.config.processor_settings``) onto the runtime's
+:class:`~sluiceway.processor.specs.ProcessorSpec`; :func:`open_backend` opens the broker and the
+quota stores its transport implies.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.broker.redis_gates import RedisGateClients
 from sluiceway.clock import Clock
 from sluiceway.config.processor import MergePolicyConfig, QueueConfig
-from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
+from sluiceway.config.processor_settings import ProcessorSettings as ProcessorConfig
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.outcome import RetryPolicy
 from sluiceway.processor.specs import (

@@ -22,7 +22,7 @@ from sluiceway.errors import ConfigError, SluicewayError
 from sluiceway.options import LogFormat, LogLevel, PortsFile, TimeAnchor, TimeScale, make_clock
 
 if TYPE_CHECKING:
-    from sluiceway.config.settings import ProcessorSettings
+    from sluiceway.config.processor_settings import ProcessorSettings
     from sluiceway.processor.serve import Endpoints
 
 __all__ = ["register"]
@@ -118,7 +118,7 @@ def processor(
 ) -> None:
     """Run the async processor (a drop-in for llm-d-async)."""
     from sluiceway.config.flags import check_upstream_flags
-    from sluiceway.config.settings import load_processor_settings
+    from sluiceway.config.processor_settings import load_processor_settings
     from sluiceway.observability.logging import configure_logging
     from sluiceway.processor.legacy_flags import parse_legacy_flags
 
@@ -163,7 +163,7 @@ def processor(
 
 def _overrides(given: dict[str, Any]) -> dict[str, Any]:
     """The scalar settings given as flags, durations parsed to seconds (None: not given)."""
-    from sluiceway.config.settings import flag_of, scalar_settings
+    from sluiceway.config.processor_settings import flag_of, scalar_settings
 
     out: dict[str, Any] = {}
     for setting in scalar_settings():
@@ -174,7 +174,7 @@ def _overrides(given: dict[str, Any]) -> dict[str, Any]:
 
 def _setting_option(setting: Field[Any]) -> Any:
     """The typer annotation of one scalar setting's flag, from its declaration."""
-    from sluiceway.config.settings import flag_of
+    from sluiceway.config.processor_settings import flag_of
 
     flag = flag_of(setting)
     text = f"{flag.help.rstrip('.')} (default: {flag.shown})."
@@ -188,7 +188,7 @@ def _setting_option(setting: Field[Any]) -> Any:
 def _with_setting_flags(command: Callable[..., None]) -> Callable[..., None]:
     """Give ``command`` one option per scalar setting of the processor's configuration, so a
     setting is declared once (its field) and its flag follows."""
-    from sluiceway.config.settings import scalar_settings
+    from sluiceway.config.processor_settings import scalar_settings
 
     signature = inspect.signature(command, eval_str=True)
     names = {s.name for s in scalar_settings()}  # registering twice adds nothing twice

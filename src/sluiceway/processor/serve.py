@@ -20,8 +20,8 @@ from starlette.applications import Starlette
 
 from sluiceway.clock import Clock
 from sluiceway.config.processor import TransportConfig
-from sluiceway.config.settings import ProcessorSettings as ProcessorConfig
-from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE
+from sluiceway.config.processor_settings import ProcessorSettings as ProcessorConfig
+from sluiceway.gates.context import REDIS_GATES_SERVICE
 from sluiceway.ports import PortAnnouncer
 from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
 from sluiceway.processor.http_app import health_app

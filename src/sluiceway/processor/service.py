@@ -27,9 +27,8 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock, RealClock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
-from sluiceway.gates.context import GateContext, memory_stores
+from sluiceway.gates.context import GAUGES_SERVICE, SIGNALS_SERVICE, GateContext, memory_stores
 from sluiceway.gates.factory import build_gate
-from sluiceway.gates.metric import GAUGES_SERVICE, SIGNALS_SERVICE
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.processor.ingest import QueueIngest
 from sluiceway.processor.maintenance import (

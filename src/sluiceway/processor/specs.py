@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sluiceway.config.settings import default_of
+from sluiceway.config.processor_settings import default_of
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.lane_scheduler import Ordering
 from sluiceway.processor.outcome import RetryPolicy
@@ -85,7 +85,7 @@ class ProcessorSpec:
     poll_interval: float = 1.0
     claim_lease: float = 300.0
     reclaim_interval: float = 15.0
-    # declared once with their flags (sluiceway.config.settings); the runtime follows them
+    # declared once with their flags (sluiceway.config.processor_settings); the runtime follows them
     request_timeout: float = default_of("request_timeout")
     drain_timeout: float = default_of("drain_timeout")
     gate_wait_timeout: float = default_of("gate_wait_timeout")

@@ -12,7 +12,8 @@ Files:
 - ``app``: the ASGI application, and the seam where a coordinator mounts; ``trust``: which
   callers may set the objective and fairness headers;
 - ``gateway``: the request path (read, admit, proxy, finish), with ``exchange``, one proxied
-  request's live state; ``identity``: what a request asks for, from its body and headers (pure);
+  request's live state; ``identity``: who a request is, from its headers (pure);
+  ``request_facts``: what its body asks for (model, stream, token estimate, prefix; pure);
 - ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
   ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
   directory, reloaded on change) or ``kube`` (the Kubernetes API, list then watch);

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from sluiceway.clock import Clock
-from sluiceway.config.base import validate_model
 from sluiceway.config.documents import read_documents
 from sluiceway.config.router import EndpointPickerConfig, load_endpoint_picker_config
 from sluiceway.config.router_values import RouterValues, embedded_picker_configs
+from sluiceway.config.strict import validate_model
 from sluiceway.errors import ConfigError
 from sluiceway.flowcontrol.configure import configure
 from sluiceway.router.app import RouterApp

@@ -26,10 +26,11 @@ from sluiceway.flowcontrol.controller import Cycle, FlowController
 from sluiceway.flowcontrol.legacy import legacy_admit
 from sluiceway.flowcontrol.saturation import UtilizationDetector, staged_view
 from sluiceway.router.exchange import Exchange
-from sluiceway.router.identity import Identity, RequestFacts
+from sluiceway.router.identity import Identity
 from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.outcomes import Answer, error_answer, evicted_answer, finalized_answer
 from sluiceway.router.pool import EndpointPool
+from sluiceway.router.request_facts import RequestFacts
 from sluiceway.wire import headers as h
 
 __all__ = ["RouterFlow"]
@@ -207,7 +208,7 @@ class RouterFlow:
 
     def _evict(self, request_id: str) -> None:
         controller = self.controller
-        demand = None if controller is None else controller.reclaimer.demand_of(request_id)
+        demand = None if controller is None else controller.evictor.demand_of(request_id)
         if demand is not None:
             self.metrics.revocation_issued(demand)
         ex = self._live.get(request_id)

@@ -31,18 +31,13 @@ from sluiceway.flowcontrol.configure import RouterFlowControl
 from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.flow import RouterFlow
-from sluiceway.router.identity import (
-    BadRequest,
-    RequestFacts,
-    header_map,
-    read_identity,
-    read_request_facts,
-)
+from sluiceway.router.identity import header_map, read_identity
 from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.objectives import ObjectiveTable
 from sluiceway.router.outcomes import error_answer, evicted_answer, shutting_down
 from sluiceway.router.pool import EndpointPool, PoolMember
 from sluiceway.router.proxy import Send, forward_headers, relay, send_answer
+from sluiceway.router.request_facts import BadRequest, RequestFacts, read_request_facts
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.sse import EVICTED_EVENT
 from sluiceway.router.trust import HeaderTrust

@@ -221,7 +221,7 @@ class _ControllerCollector(Collector):
         if fc is None:
             return
         yield from self._capacity(fc)
-        yield from self._reclaim(fc)
+        yield from self._eviction_metrics(fc)
 
     def _saturation_now(self) -> Iterator[Any]:
         stages = self._saturation()
@@ -272,8 +272,8 @@ class _ControllerCollector(Collector):
             g.add_metric([self._pool], totals.bytes / settings.max_bytes)
             yield g
 
-    def _reclaim(self, fc: FlowController) -> Iterator[Any]:
-        rec = fc.reclaimer
+    def _eviction_metrics(self, fc: FlowController) -> Iterator[Any]:
+        rec = fc.evictor
         target = GaugeMetricFamily(
             router_metric("flow_control_reclaim_target"),
             "Last eviction deficit (saturation - ceiling).",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sluiceway.config.processor import load_transport_config
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.errors import ConfigError
 
 QUEUE = {"queue_name": "team-batch", "igw_base_url": "http://127.0.0.1:1"}

@@ -11,10 +11,8 @@ import redis.asyncio as aioredis
 from sluiceway.broker.redis_gates import LEASE_API_VERSION, RedisGateClients
 from sluiceway.clock import RealClock
 from sluiceway.gates.base import GateRequest, Holdings, Verdict
-from sluiceway.gates.context import GateContext
+from sluiceway.gates.context import REDIS_GATES_SERVICE, SIGNALS_SERVICE, GateContext
 from sluiceway.gates.factory import build_gate
-from sluiceway.gates.metric import SIGNALS_SERVICE
-from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE
 from sluiceway.localservices import RedisServer
 from sluiceway.signals.refresher import SignalHub
 

@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry
 from sluiceway.broker.base import Claim
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
-from sluiceway.gates.metric import SIGNALS_SERVICE
+from sluiceway.gates.context import SIGNALS_SERVICE
 from sluiceway.localservices import PrometheusServer
 from sluiceway.processor.headers import HeaderPolicy
 from sluiceway.processor.service import Processor

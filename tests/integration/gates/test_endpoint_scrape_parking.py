@@ -19,7 +19,7 @@ from saturation_rig import (
 
 from sluiceway.clock import RealClock
 from sluiceway.gates.base import Decision, Gate, GateRequest, Holdings
-from sluiceway.gates.metric import SIGNALS_SERVICE
+from sluiceway.gates.context import SIGNALS_SERVICE
 from sluiceway.processor.service import Processor
 from sluiceway.signals.refresher import SignalHub
 from sluiceway.sim import running_simulator

@@ -13,9 +13,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 from saturation_rig import POOL, RESULTS, Budgets, sim_and_prometheus
 
-from sluiceway.config.settings import load_processor_settings
-from sluiceway.gates.metric import SIGNALS_SERVICE
-from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE
+from sluiceway.config.processor_settings import load_processor_settings
+from sluiceway.gates.context import REDIS_GATES_SERVICE, SIGNALS_SERVICE
 from sluiceway.localservices import PrometheusServer, RedisServer
 from sluiceway.processor.build import open_backend, runtime_settings
 from sluiceway.processor.service import Processor

@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 from processor_harness import OBJECTIVE, guide_entry, rig
 from prometheus_client import CollectorRegistry
 
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.localservices import RedisServer
 from sluiceway.processor.build import open_backend, runtime_settings
 from sluiceway.processor.service import Processor

@@ -70,4 +70,4 @@ async def test_evicted_request_is_retried_by_the_processor_and_completes() -> No
         assert sorted(r.id for r in results) == [f"batch-{i}" for i in range(4)]
         assert {r.status_code for r in results} == {200}
         controller = rig.gateway.controller
-        assert controller is not None and controller.reclaimer.confirmed >= 1
+        assert controller is not None and controller.evictor.confirmed >= 1

@@ -146,7 +146,7 @@ async def test_scenario_f_eviction_frees_the_simulator_slot_and_realtime_starts(
                 tasks[tag].cancel()
         assert streams["new-10"][-1] != b"data: [DONE]"
         controller = rig.gateway.controller
-        assert controller is not None and controller.reclaimer.issued == 1
+        assert controller is not None and controller.evictor.issued == 1
 
 
 async def test_eviction_before_the_first_byte_is_429_evicted() -> None:
@@ -202,7 +202,7 @@ async def test_scenario_g_holdback_keeps_headroom_without_cancelling() -> None:
             order: list[str] = []
             assert await _complete(s, rig.url, ident("reserved-interactive"), order, "rt") == 200
             assert engine.max_running_by_label(OBJECTIVE)["overflow-batch"] == 5
-            assert controller.reclaimer.issued == 0
+            assert controller.evictor.issued == 0
             assert queued(rig) == 3
             for t in batch:
                 t.cancel()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import Field, ValidationError
 
-from sluiceway.config.base import StrictModel
 from sluiceway.config.params import Duration, FlexBool, FlexFloat, FlexInt, JsonObject, Quantity
+from sluiceway.config.strict import StrictModel
 
 
 class Sample(StrictModel):

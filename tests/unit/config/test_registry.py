@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sluiceway.config import registry
-from sluiceway.config.base import StrictModel
 from sluiceway.config.params import FlexInt
+from sluiceway.config.strict import StrictModel
 from sluiceway.errors import ConfigError
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sluiceway.config.base import validate_model
 from sluiceway.config.router_values import RouterValues, embedded_picker_configs
+from sluiceway.config.strict import validate_model
 from sluiceway.errors import ConfigError
 
 GUIDE = Path(__file__).resolve().parents[2] / "fixtures" / "guide"

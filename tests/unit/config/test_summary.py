@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.config.summary import describe_processor
 
 

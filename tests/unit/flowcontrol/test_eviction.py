@@ -55,7 +55,7 @@ def test_minimal_case_evicts_exactly_three() -> None:
         assert rev is not None and rev.outcome == "confirmed" and not rev.over_eviction
     after = fc.next_dispatches(31.0, slots(20, 17))
     assert [d.request_id for d in after.dispatched] == ["rt"] and after.evict == []
-    assert fc.reclaimer.issued == 3 and fc.reclaimer.over_evictions == 0
+    assert fc.evictor.issued == 3 and fc.evictor.over_evictions == 0
 
 
 def test_minimal_case_with_upstream_cap_takes_two_rounds_and_still_three() -> None:
@@ -72,7 +72,7 @@ def test_minimal_case_with_upstream_cap_takes_two_rounds_and_still_three() -> No
     assert len(second) == 1
     fc.on_finished(second[0], 30.7)
     assert [d.request_id for d in fc.next_dispatches(30.7, slots(20, 17)).dispatched] == ["rt"]
-    assert fc.reclaimer.issued == 3
+    assert fc.evictor.issued == 3
 
 
 def test_victims_lowest_priority_first_newest_first_never_non_negative() -> None:
@@ -116,7 +116,7 @@ def test_timeout_counts_and_reopens_the_gate() -> None:
     assert fc.next_deadline() == 15.0
     assert fc.next_dispatches(14.9, slots(4, 4)).evict == []
     assert fc.next_dispatches(15.0, slots(4, 4)).evict == []  # timed out, now cooling
-    assert fc.reclaimer.timed_out == 1
+    assert fc.evictor.timed_out == 1
     assert fc.next_dispatches(15.6, slots(4, 4)).evict == ["b2"]
     assert fc.on_finished("b3", 16.0) is None  # a late end of a timed-out one is ignored
 
@@ -129,7 +129,7 @@ def test_over_eviction_counted_when_demand_already_left() -> None:
     fc.on_finished("b0", 10.01)  # natural churn frees a slot first
     assert [d.request_id for d in fc.next_dispatches(10.01, slots(4, 3)).dispatched] == ["rt"]
     rev = fc.on_finished("b3", 10.02)
-    assert rev is not None and rev.over_eviction and fc.reclaimer.over_evictions == 1
+    assert rev is not None and rev.over_eviction and fc.evictor.over_evictions == 1
 
 
 def test_pending_debit_suppresses_new_decisions() -> None:
@@ -139,9 +139,9 @@ def test_pending_debit_suppresses_new_decisions() -> None:
     fc.add(Request("rt2", "rt", 100), 10.0)
     ev = fc.next_dispatches(10.0, slots(4, 4)).evict
     assert ev == ["b3"]
-    assert fc.reclaimer.pending() == 0.25
+    assert fc.evictor.pending() == 0.25
     fc.on_finished("b3", 10.1)
-    assert fc.reclaimer.pending() == 0.25  # cooling
+    assert fc.evictor.pending() == 0.25  # cooling
     fc.next_dispatches(10.1, slots(4, 3))  # rt dispatches
     assert fc.next_dispatches(10.2, slots(4, 4)).evict == []
     assert fc.next_dispatches(11.2, slots(4, 4)).evict == ["b2"]
@@ -173,7 +173,7 @@ def test_unconfirmed_revocation_times_out_even_when_nothing_is_gated() -> None:
     assert len(fc.next_dispatches(30.0, slots(20, 20)).evict) == 3
     fc.next_dispatches(30.5, slots(20, 10))  # demand served; evicted streams never end
     fc.next_dispatches(31.5, slots(20, 10))
-    assert fc.reclaimer.timed_out == 3
+    assert fc.evictor.timed_out == 3
     assert fc.next_deadline() is None
 
 
@@ -185,4 +185,4 @@ def test_victim_candidates_of_finished_requests_do_not_pile_up() -> None:
         fc.add(Request(f"s{i}", "t", -10), float(i))
         assert len(fc.next_dispatches(float(i), slots(20, 0), limit=1).dispatched) == 1
         fc.on_finished(f"s{i}", i + 0.5)
-    assert len(fc.reclaimer._victims) <= 256
+    assert len(fc.evictor._victims) <= 256

@@ -131,7 +131,7 @@ class Model:
             assert min(band.queued, band.bytes, band.inflight) >= 0
             for flow in band.flows.values():
                 assert min(flow.queued, flow.bytes, flow.inflight) >= 0
-        assert fc.reclaimer.pending() >= 0
+        assert fc.evictor.pending() >= 0
 
 
 @settings(max_examples=200, deadline=None)

@@ -80,7 +80,7 @@ def test_f_eviction_frees_the_pool_for_realtime_lowest_newest_first() -> None:
         assert pool.records[rid].started - pool.records[rid].arrived <= 3 * 0.02 + 0.05
     # The evicted requests' streams ended (they would be retried upstream); nothing else did.
     assert {rid for rid, r in pool.records.items() if r.ended} == set(evicted)
-    assert fc.reclaimer.confirmed == 3 and fc.reclaimer.over_evictions == 0
+    assert fc.evictor.confirmed == 3 and fc.evictor.over_evictions == 0
     # More realtime demand: the last -5 goes, then nothing is evictable (30s stay).
     for i in range(4, 7):
         pool.submit(Request(f"rt{i}", "premium", 100))

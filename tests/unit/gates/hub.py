@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from sluiceway.clock import VirtualClock
-from sluiceway.gates.context import GateContext
-from sluiceway.gates.metric import SIGNALS_SERVICE
+from sluiceway.gates.context import SIGNALS_SERVICE, GateContext
 from sluiceway.signals.refresher import SignalHub
 from sluiceway.signals.settings import PrometheusSettings
 

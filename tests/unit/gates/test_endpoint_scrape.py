@@ -8,9 +8,10 @@ from signals.fakes import SetSource
 
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Holdings, Verdict
+from sluiceway.gates.context import SIGNALS_SERVICE
 from sluiceway.gates.endpoint_scrape import CountedScrapeGate, EndpointSignal, scrape_budget
 from sluiceway.gates.factory import build_gate
-from sluiceway.gates.metric import SIGNALS_SERVICE, MetricGate, clamp01
+from sluiceway.gates.metric import MetricGate, clamp01
 from sluiceway.signals.refresher import SignalHub
 
 from .helpers import NOW, make_request

@@ -8,6 +8,7 @@ import pytest
 
 from sluiceway.errors import BrokerError, ConfigError
 from sluiceway.gates.base import Holdings, Verdict
+from sluiceway.gates.context import REDIS_GATES_SERVICE
 from sluiceway.gates.factory import build_gate
 from sluiceway.gates.leased_rate import (
     LEASE_API_VERSION,
@@ -15,7 +16,6 @@ from sluiceway.gates.leased_rate import (
     LeaseSignal,
     lease_problem,
 )
-from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE
 
 from .helpers import NOW, make_request
 from .hub import context

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sluiceway.errors import ConfigError
-from sluiceway.gates.redis_backend import REDIS_GATES_SERVICE, redis_backend
+from sluiceway.gates.context import REDIS_GATES_SERVICE
+from sluiceway.gates.redis_backend import redis_backend
 
 from .hub import context
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import VirtualClock
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.gates.quota import QuotaGate
 from sluiceway.processor.build import runtime_settings
 from sluiceway.processor.service import Processor

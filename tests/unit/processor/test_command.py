@@ -40,7 +40,7 @@ def test_deprecated_flags_are_translated_and_upstreams_default_transport_is_name
 
 def test_every_scalar_setting_is_a_flag_declared_once() -> None:
     """A setting's one declaration (its field) gives the flag, its help and its default."""
-    from sluiceway.config.settings import flag_of, scalar_settings
+    from sluiceway.config.processor_settings import flag_of, scalar_settings
 
     group = typer.main.get_group(cli())
     command = group.commands["processor"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.errors import ConfigError, UnsupportedError
 from sluiceway.processor.build import runtime_settings
 from sluiceway.processor.legacy_flags import parse_legacy_flags

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sluiceway.clock import RealClock
-from sluiceway.config.settings import load_processor_settings
+from sluiceway.config.processor_settings import load_processor_settings
 from sluiceway.processor.serve import Endpoints, StopSignals, run_processor
 from sluiceway.processor.service import Processor
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from sluiceway.config.base import (
+from sluiceway.config.strict import (
     CamelModel,
     StrictModel,
     collect_warnings,

@@ -102,7 +102,7 @@ def test_unknown_override_rejected() -> None:
 
 
 def test_the_runtime_defaults_follow_the_declared_ones() -> None:
-    from sluiceway.config.settings import default_of
+    from sluiceway.config.processor_settings import default_of
     from sluiceway.processor.specs import ProcessorSpec
 
     spec = ProcessorSpec(queues=())

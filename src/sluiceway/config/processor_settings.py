@@ -13,7 +13,6 @@ from dataclasses import Field, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final
 
-from sluiceway.config.base import Loaded, validate_model
 from sluiceway.config.documents import read_document
 from sluiceway.config.gates import gate_types_in
 from sluiceway.config.helm import HelmValues
@@ -26,6 +25,7 @@ from sluiceway.config.processor import (
     load_pools,
     load_transport_config,
 )
+from sluiceway.config.strict import Loaded, validate_model
 from sluiceway.errors import ConfigError
 
 __all__ = [
