@@ -11,25 +11,31 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[3] / "src" / "sluiceway"
 
 
-def _public_classes(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return [
-        node.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
-    ]
+def _classes(tree: ast.Module) -> list[str]:
+    """Every class, nested ones too."""
+    return [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
 
 
-def _definitions() -> dict[str, list[str]]:
+def _functions(tree: ast.Module) -> list[str]:
+    """Module-level functions only (methods belong to their class)."""
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef
+    return [node.name for node in tree.body if isinstance(node, kinds)]
+
+
+def _definitions(names: Callable[[ast.Module], list[str]] = _classes) -> dict[str, list[str]]:
+    """Public name -> the modules (relative paths) that define it."""
     where: dict[str, list[str]] = defaultdict(list)
     for path in sorted(PACKAGE.rglob("*.py")):
-        for name in _public_classes(path):
-            where[name].append(str(path.relative_to(PACKAGE)))
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for name in names(tree):
+            if not name.startswith("_"):
+                where[name].append(str(path.relative_to(PACKAGE)))
     return where
 
 
@@ -54,26 +60,8 @@ CONVENTIONS = {
 }
 
 
-def _public_functions(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and not node.name.startswith("_")
-    ]
-
-
-def _function_definitions() -> dict[str, list[str]]:
-    where: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for name in _public_functions(path):
-            where[name].append(str(path.relative_to(PACKAGE)))
-    return where
-
-
 def test_the_scan_finds_the_functions() -> None:
-    where = _function_definitions()
+    where = _definitions(_functions)
     assert where["build_gate"] == ["gates/factory.py"]
     assert len(where["build"]) > 10 and len(where) > 200
 
@@ -81,7 +69,7 @@ def test_the_scan_finds_the_functions() -> None:
 def test_no_public_function_name_is_defined_twice_except_by_convention() -> None:
     twice = {
         name: [f for f in files if not (name in CONVENTIONS and CONVENTIONS[name](f))]
-        for name, files in _function_definitions().items()
+        for name, files in _definitions(_functions).items()
         if len(files) > 1
     }
     assert {name: files for name, files in twice.items() if files} == {}
