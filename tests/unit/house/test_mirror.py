@@ -73,7 +73,6 @@ NAMED = {
     "coordinator/command.py": "test_coordinator_cli.py",
     "coordinator/gateway.py": "test_coordinator_gateway.py",
     "coordinator/responses.py": "test_coordinator_modes.py",  # relayed streams, a client leaving
-    "coordinator/server.py": "test_scenario_i.py",  # open_coordinator, mounted in the router
     # demo: the steps run end to end in test_demo.py, the pure parts in test_demo_parts.py
     "demo/command.py": "e2e/test_demo.py",
     "demo/context.py": "e2e/test_demo.py",
@@ -101,7 +100,6 @@ NAMED = {
     "router/gateway.py": "test_router_openai.py",  # the request path, under the openai client
     "router/kube.py": "test_router_kube.py",
     "router/objective_files.py": "test_objectives.py",
-    "router/proxy.py": "test_router_openai.py",  # streamed and whole answers relayed
     "router/serve.py": "test_router_drain.py",  # the drain on SIGTERM
     "router/settings.py": "test_build.py",  # checked where the router is built
     # sim

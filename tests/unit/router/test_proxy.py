@@ -1,0 +1,41 @@
+"""What the router forwards upstream and how it answers by itself (the relay of upstream answers
+runs against real servers in tests/integration/router/test_router_openai.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluiceway.router.outcomes import Answer
+from sluiceway.router.proxy import forward_headers, send_answer
+
+
+def test_connection_headers_stay_behind_and_the_rest_is_forwarded() -> None:
+    raw = [
+        (b"host", b"router:8081"),
+        (b"content-length", b"42"),
+        (b"connection", b"keep-alive"),
+        (b"transfer-encoding", b"chunked"),
+        (b"x-llm-d-inference-objective", b"reserved-batch"),
+        (b"authorization", b"Bearer k"),
+        (b"x-caf\xc3\xa9", b"v\xe9"),  # latin-1 both ways, as ASGI carries them
+    ]
+    assert forward_headers(raw) == {
+        "x-llm-d-inference-objective": "reserved-batch",
+        "authorization": "Bearer k",
+        "x-caf\u00c3\u00a9": "v\u00e9",
+    }
+
+
+async def test_an_answer_of_its_own_carries_its_length() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    body = b'{"error":{"message":"saturated"}}'
+    await send_answer(send, Answer(429, ((b"content-type", b"application/json"),), body))
+    start, payload = sent
+    assert start["status"] == 429
+    assert (b"content-length", str(len(body)).encode()) in start["headers"]
+    assert (b"content-type", b"application/json") in start["headers"]
+    assert payload == {"type": "http.response.body", "body": body}
