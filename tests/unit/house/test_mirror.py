@@ -51,7 +51,7 @@ NAMED = {
     # the quick run end to end; the pure helpers (the summary lines, the lag guard,
     # histogram_median) are also tested in unit/bench/test_isolation_figures.py
     "bench/isolation/load.py": "integration/bench/test_isolation_quick.py",
-    "bench/isolation/report.py": "integration/bench/test_isolation_quick.py",
+    "bench/isolation/report.py": "unit/bench/test_isolation_report.py",
     "bench/isolation/runner.py": "integration/bench/test_isolation_quick.py",
     "bench/isolation/sampler.py": "integration/bench/test_isolation_quick.py",
     "bench/isolation/stack.py": "integration/bench/test_isolation_quick.py",
