@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 import yaml
 from aiohttp import web
@@ -24,7 +25,9 @@ from sluiceway.bench.isolation.fates import FATES
 from sluiceway.bench.isolation.inference_perf import write_configs
 from sluiceway.bench.isolation.inference_perf_results import analyze_dir
 from sluiceway.bench.isolation.plan import IsolationOptions
-from sluiceway.bench.isolation.sample_command import SampleLog, registry_of, run_sampler, sample_of
+from sluiceway.bench.isolation.sample_command import SampleLog, run_sampler, sample_of
+from sluiceway.bench.isolation.sampler import PoolWatch, registry_of, scrape_request_time
+from sluiceway.clock import VirtualClock
 
 RUN = Path("tests/fixtures/inference_perf/run")
 
@@ -304,6 +307,16 @@ async def test_sampler_polls_and_writes_samples(metrics: str, tmp_path: Path) ->
     assert (last["running"], last["waiting"]) == (7, 3)
     assert last["bands"] == {"-10": 4.0, "100": 8.0}
     assert last["request_time"] == {"1.0": 3.0, "+Inf": 7.0}
+
+
+async def test_the_builtin_run_reads_real_servers_with_the_same_parser(metrics: str) -> None:
+    """Against ``--endpoints`` the builtin run scrapes what the sampler scrapes: running and
+    waiting summed over servers, the request-time buckets by upper bound (a dead one adds 0)."""
+    servers = (f"{metrics}/a", f"{metrics}/b", "http://127.0.0.1:9/gone")
+    async with aiohttp.ClientSession() as http:
+        assert await scrape_request_time(http, servers) == {1.0: 3.0, float("inf"): 7.0}
+        watch = PoolWatch(VirtualClock(), (), servers, CollectorRegistry(), lambda: 0)
+        assert await watch._pool_now(http) == (7, 3)
 
 
 async def test_sample_command_writes_the_file_and_exits_0_on_sigterm(

@@ -28,6 +28,7 @@ from sluiceway.bench.isolation.checks import (
     goodput,
 )
 from sluiceway.bench.isolation.fates import fate_counts
+from sluiceway.bench.isolation.plan import realtime_concurrency
 from sluiceway.bench.isolation.records import (
     RequestRecord,
     Window,
@@ -41,6 +42,7 @@ __all__ = [
     "GOAL_TTFT_FACTOR",
     "ServiceTime",
     "async_only_figures",
+    "baseline_100",
     "level_figures",
     "service_time",
 ]
@@ -184,3 +186,14 @@ def realtime_rps(stage: StageMeasure, judge: Judge, level: int) -> float:
     records: Sequence[RequestRecord] = stage.realtime
     window = baseline_window(records, judge.tol("WARMUP_S", level))
     return treatment_stats(records, window).rps
+
+
+def baseline_100(rps: dict[int, float], capacity: int) -> float | None:
+    """The realtime baseline rate at 100 %; from the highest level run when 100 % was not
+    (a closed loop's rate grows with k)."""
+    if not rps:
+        return None
+    if 100 in rps:
+        return rps[100]
+    level = max(rps)
+    return rps[level] * capacity / realtime_concurrency(level, capacity)

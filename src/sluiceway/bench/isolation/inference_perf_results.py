@@ -26,6 +26,7 @@ from sluiceway.bench.isolation.checks import (
 )
 from sluiceway.bench.isolation.figures import (
     async_only_figures,
+    baseline_100,
     level_figures,
     realtime_rps,
     service_time,
@@ -33,7 +34,7 @@ from sluiceway.bench.isolation.figures import (
 from sluiceway.bench.isolation.inference_perf import HARNESS_FILE, LIFECYCLE_FILE, SAMPLES_FILE
 from sluiceway.bench.isolation.lifecycle import pin_to_wall, read_lifecycle_file
 from sluiceway.bench.isolation.modes import ModeSpec, mode_spec
-from sluiceway.bench.isolation.plan import IsolationOptions, realtime_concurrency
+from sluiceway.bench.isolation.plan import IsolationOptions
 from sluiceway.bench.isolation.records import RequestRecord, Window
 from sluiceway.bench.isolation.result import IsolationReport, ModeResult
 from sluiceway.bench.isolation.sampler import histogram_median
@@ -156,13 +157,7 @@ def analyze_dir(folder: Path, options: IsolationOptions) -> IsolationReport:
         rps[level] = realtime_rps(baseline, judge, level)
         checks += level_checks(level, baseline, mixed, judge)
         figures[str(level)] = level_figures(level, baseline, mixed, judge, service)
-    top = max(rps, default=None)
-    base100 = (
-        None
-        if top is None
-        else rps[top] * options.capacity / realtime_concurrency(top, options.capacity)
-    )
-    checks += async_only_checks(async_only, base100, judge)
+    checks += async_only_checks(async_only, baseline_100(rps, options.capacity), judge)
     checks += band_checks(stages)
     report = IsolationReport(
         run={

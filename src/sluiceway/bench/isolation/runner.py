@@ -26,6 +26,7 @@ from sluiceway.bench.isolation.checks import (
 )
 from sluiceway.bench.isolation.figures import (
     async_only_figures,
+    baseline_100,
     level_figures,
     realtime_rps,
     service_time,
@@ -249,7 +250,7 @@ async def _stages(
         fig = level_figures(level, baseline, mixed, judge, service)
         fig["loop_lag_p99_ms"] = _round(run.lag.p99(level_mark))
         figures[str(level)] = fig
-    checks += async_only_checks(async_only, _baseline_100(rps, options.capacity), judge)
+    checks += async_only_checks(async_only, baseline_100(rps, options.capacity), judge)
     checks += band_checks(stages)
     checks.append(_abandoned_check(run))
     lag = lag_check(run.lag.p99(mark), options.time_scale, judge)
@@ -260,17 +261,6 @@ async def _stages(
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
-
-
-def _baseline_100(rps: dict[int, float], capacity: int) -> float | None:
-    """The realtime baseline rate at 100 %; from the highest level run when 100 % was not
-    (a closed loop's rate grows with k)."""
-    if not rps:
-        return None
-    if 100 in rps:
-        return rps[100]
-    level = max(rps)
-    return rps[level] * capacity / realtime_concurrency(level, capacity)
 
 
 def _abandoned_check(run: _ModeRun) -> ValidatorCheck:

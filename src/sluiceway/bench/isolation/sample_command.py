@@ -25,63 +25,31 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from prometheus_client import CollectorRegistry, Metric
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client import CollectorRegistry
 
-from sluiceway.bench.isolation.sampler import REQUEST_TIME, band_counts
+from sluiceway.bench.isolation.sampler import (
+    RUNNING,
+    WAITING,
+    band_counts,
+    metric_total,
+    request_time_buckets,
+    scrape_metrics,
+)
 
 __all__ = [
     "SampleLog",
-    "registry_of",
     "run_sampler",
     "sample_command",
     "sample_of",
 ]
 
-RUNNING = "vllm:num_requests_running"
-WAITING = "vllm:num_requests_waiting"
-_BUCKET = REQUEST_TIME + "_bucket"
-SCRAPE_TIMEOUT = 2.0
 FLUSH_EVERY = 5.0  # seconds between rewrites of the file while sampling
-
-
-class _Parsed:
-    """Exposition text as a collector, so a registry reads it as the in-process router's."""
-
-    def __init__(self, text: str) -> None:
-        self._families = list(text_string_to_metric_families(text))
-
-    def collect(self) -> Iterable[Metric]:
-        return self._families
-
-
-def registry_of(text: str) -> CollectorRegistry:
-    """A registry holding what ``text`` (Prometheus text format) exposes; malformed text is a
-    :class:`ValueError`."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Parsed(text))
-    return registry
-
-
-def _samples(registry: CollectorRegistry, name: str) -> Iterator[tuple[Mapping[str, str], float]]:
-    for metric in registry.collect():
-        for sample in metric.samples:
-            if sample.name == name:
-                yield sample.labels, sample.value
-
-
-def _buckets(registry: CollectorRegistry) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for labels, value in _samples(registry, _BUCKET):
-        if "le" in labels:
-            out[labels["le"]] = out.get(labels["le"], 0.0) + value
-    return out
 
 
 def sample_of(
@@ -94,26 +62,16 @@ def sample_of(
     if answered and len(answered) == len(servers):
         request_time = {}
         for registry in answered:
-            for le, count in _buckets(registry).items():
+            for le, count in request_time_buckets(registry):
                 request_time[le] = request_time.get(le, 0.0) + count
     bands = None if router is None else band_counts(router)
     return {
         "at": at,
-        "running": round(sum(v for r in answered for _, v in _samples(r, RUNNING))),
-        "waiting": round(sum(v for r in answered for _, v in _samples(r, WAITING))),
+        "running": round(sum(metric_total(r, RUNNING) for r in answered)),
+        "waiting": round(sum(metric_total(r, WAITING) for r in answered)),
         "bands": None if bands is None else {str(p): c for p, c in sorted(bands.items())},
         "request_time": request_time,
     }
-
-
-async def _scrape(http: aiohttp.ClientSession, url: str) -> CollectorRegistry | None:
-    """What ``url`` exposes at ``/metrics``; None when it does not answer with parsable text."""
-    with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
-        timeout = aiohttp.ClientTimeout(total=SCRAPE_TIMEOUT)
-        async with http.get(url.rstrip("/") + "/metrics", timeout=timeout) as resp:
-            if resp.status == 200:
-                return registry_of(await resp.text())
-    return None
 
 
 @dataclass
@@ -145,7 +103,9 @@ async def run_sampler(
         due, flushed = time.monotonic(), -math.inf
         while not stop.is_set():
             at = time.time()
-            seen = await asyncio.gather(*(_scrape(http, u) for u in (*model_servers, router)))
+            seen = await asyncio.gather(
+                *(scrape_metrics(http, u) for u in (*model_servers, router))
+            )
             log.samples.append(sample_of(at, seen[:-1], seen[-1]))
             now = time.monotonic()
             if now - flushed >= flush_every:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, Metric
+from prometheus_client.parser import text_string_to_metric_families
 
 from sluiceway.bench.isolation.checks import BandSample, PoolSample
 from sluiceway.bench.isolation.records import percentile
@@ -30,12 +31,19 @@ __all__ = [
     "PoolWatch",
     "band_counts",
     "histogram_median",
+    "metric_total",
+    "registry_of",
+    "request_time_buckets",
+    "scrape_metrics",
     "scrape_request_time",
 ]
 
 REQUEST_ID = "x-request-id"
 _REQUESTS_TOTAL = "llm_d_epp_flow_control_requests_total"
 REQUEST_TIME = "vllm:request_inference_time_seconds"
+RUNNING = "vllm:num_requests_running"
+WAITING = "vllm:num_requests_waiting"
+SCRAPE_TIMEOUT = 2.0  # seconds a model server or router gets to answer a scrape
 
 
 def band_counts(registry: CollectorRegistry) -> dict[int, float]:
@@ -174,28 +182,73 @@ class PoolWatch:
                 sum(e.num_running for e in self.engines),
                 sum(e.num_waiting for e in self.engines),
             )
-        running = waiting = 0
+        running = waiting = 0.0
         for url in self.endpoints:
-            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                async with http.get(url + "/metrics", timeout=aiohttp.ClientTimeout(2)) as r:
-                    text = await r.text()
-                running += int(_gauge(text, "vllm:num_requests_running"))
-                waiting += int(_gauge(text, "vllm:num_requests_waiting"))
-        return running, waiting
+            registry = await scrape_metrics(http, url)
+            if registry is not None:
+                running += metric_total(registry, RUNNING)
+                waiting += metric_total(registry, WAITING)
+        return round(running), round(waiting)
+
+
+class _Parsed:
+    """Exposition text as a collector, so a registry reads it as the in-process router's."""
+
+    def __init__(self, text: str) -> None:
+        self._families = list(text_string_to_metric_families(text))
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families
+
+
+def registry_of(text: str) -> CollectorRegistry:
+    """A registry holding what ``text`` (Prometheus text format) exposes; malformed text is a
+    :class:`ValueError`."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Parsed(text))
+    return registry
+
+
+async def scrape_metrics(http: aiohttp.ClientSession, url: str) -> CollectorRegistry | None:
+    """What ``url`` exposes at ``/metrics``; None when it does not answer with parsable text."""
+    with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
+        timeout = aiohttp.ClientTimeout(total=SCRAPE_TIMEOUT)
+        async with http.get(url.rstrip("/") + "/metrics", timeout=timeout) as resp:
+            if resp.status == 200:
+                return registry_of(await resp.text())
+    return None
+
+
+def _samples(registry: CollectorRegistry, name: str) -> Iterator[tuple[Mapping[str, str], float]]:
+    for metric in registry.collect():
+        for sample in metric.samples:
+            if sample.name == name:
+                yield sample.labels, sample.value
+
+
+def metric_total(registry: CollectorRegistry, name: str) -> float:
+    """The sum of every series of ``name`` (e.g. running requests over a server's engines)."""
+    return sum(value for _, value in _samples(registry, name))
+
+
+def request_time_buckets(registry: CollectorRegistry) -> Iterator[tuple[str, float]]:
+    """``(le, cumulative count)`` of ``vllm:request_inference_time_seconds``, ``le`` as
+    exposed (``"+Inf"``)."""
+    for labels, value in _samples(registry, REQUEST_TIME + "_bucket"):
+        if "le" in labels:
+            yield labels["le"], value
 
 
 async def scrape_request_time(
     http: aiohttp.ClientSession, endpoints: Sequence[str]
 ) -> dict[float, float]:
-    """The model servers' cumulative ``vllm:request_inference_time_seconds`` buckets (upper
-    bound -> count), summed over servers; a server that does not answer adds nothing."""
+    """The model servers' cumulative request-time buckets (upper bound -> count), summed over
+    servers; a server that does not answer adds nothing."""
     buckets: dict[float, float] = {}
     for url in endpoints:
-        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            async with http.get(url + "/metrics", timeout=aiohttp.ClientTimeout(2)) as r:
-                text = await r.text()
-            for le, count in _buckets(text, REQUEST_TIME + "_bucket"):
-                buckets[le] = buckets.get(le, 0.0) + count
+        registry = await scrape_metrics(http, url)
+        for le, count in () if registry is None else request_time_buckets(registry):
+            buckets[float(le)] = buckets.get(float(le), 0.0) + count
     return buckets
 
 
@@ -214,24 +267,3 @@ def histogram_median(before: dict[float, float], after: dict[float, float]) -> f
             return low + (bound - low) * (half - below) / max(count - below, 1e-12)
         low, below = bound, count
     return None
-
-
-def _buckets(text: str, name: str) -> list[tuple[float, float]]:
-    out = []
-    for line in text.splitlines():
-        if not line.startswith(name + "{"):
-            continue
-        labels, _, value = line.rpartition(" ")
-        le = labels.partition('le="')[2].partition('"')[0]
-        with contextlib.suppress(ValueError):
-            out.append((float(le), float(value)))
-    return out
-
-
-def _gauge(text: str, name: str) -> float:
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name) and (len(line) == len(name) or line[len(name)] in " {"):
-            with contextlib.suppress(ValueError):
-                total += float(line.rsplit(" ", 1)[1])
-    return total
