@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+
+import anyio
 
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
@@ -20,25 +21,20 @@ Key = tuple[str, str]  # (request id, request token)
 
 
 class CancelWatch:
-    """Attempts in flight by request generation; :meth:`run` aborts cancelled ones."""
+    """Attempts in flight by request generation, each as the cancel scope it runs in;
+    :meth:`run` cancels the scopes of cancelled requests."""
 
     def __init__(self) -> None:
-        self._attempts: dict[Key, asyncio.Future[Any]] = {}
-        self._cancelled: set[Key] = set()
+        self._attempts: dict[Key, anyio.CancelScope] = {}
 
     def __len__(self) -> int:
         return len(self._attempts)
 
-    def track(self, key: Key, attempt: asyncio.Future[Any]) -> None:
+    def track(self, key: Key, attempt: anyio.CancelScope) -> None:
         self._attempts[key] = attempt
 
-    def untrack(self, key: Key) -> bool:
-        """Stop watching; True when the watcher aborted this attempt."""
+    def untrack(self, key: Key) -> None:
         self._attempts.pop(key, None)
-        if key in self._cancelled:
-            self._cancelled.discard(key)
-            return True
-        return False
 
     async def check_once(self, broker: Broker) -> int:
         """Abort every tracked attempt whose cancel marker is set; returns how many."""
@@ -52,8 +48,7 @@ class CancelWatch:
                 log.warning("cancel check of %s failed: %s", key[0], cancelled)
                 continue
             attempt = self._attempts.get(key)
-            if cancelled and attempt is not None and not attempt.done():
-                self._cancelled.add(key)
+            if cancelled and attempt is not None and not attempt.cancel_called:
                 attempt.cancel()
                 aborted += 1
         return aborted

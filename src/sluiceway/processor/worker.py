@@ -14,6 +14,8 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+import anyio
+
 from sluiceway.gates.base import CLASSIFICATION_LABEL, Decision, Verdict, budget_allows
 from sluiceway.observability.logging import named_outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
@@ -200,25 +202,20 @@ class Worker:
     async def _await_attempt(
         self, item: WorkItem, send: Coroutine[Any, Any, Attempt]
     ) -> Attempt | None:
-        """Run the attempt in this task; the cancel watch may abort it by cancelling this task
-        (then CANCELLED is written). No task per attempt: the watch tracks the worker's."""
+        """Run the attempt in this task inside a cancel scope the cancel watch may cancel (then
+        CANCELLED is written). No task per attempt, and no un-cancelling: the scope absorbs its
+        own cancellation, while a stop of the worker itself (drain timeout) passes through."""
         key = (item.request_id, item.token)
-        task = asyncio.current_task()
-        assert task is not None
         self._pool.dispatching += 1
         self._rt.metrics.attempt_started(item.labels)
-        self._rt.cancels.track(key, task)
         started = self._rt.clock.monotonic()
+        attempt: Attempt | None = None
         try:
-            attempt: Attempt | None = await send
-        except asyncio.CancelledError:
-            if not self._rt.cancels.untrack(key) or task.uncancel() > 0:
-                raise  # the worker itself is being stopped (drain timeout)
-            attempt = None
-        else:
-            if self._rt.cancels.untrack(key):
-                task.uncancel()  # the attempt ended before the abort landed
+            with anyio.CancelScope() as scope:
+                self._rt.cancels.track(key, scope)
+                attempt = await send
         finally:
+            self._rt.cancels.untrack(key)
             self._pool.dispatching -= 1
             elapsed = (self._rt.clock.monotonic() - started) * 1000
             self._rt.metrics.attempt_ended(item.labels, elapsed_ms=elapsed)
