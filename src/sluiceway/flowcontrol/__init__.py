@@ -7,7 +7,7 @@ Files:
 - ``base``: the contracts (requests, items, outcomes, the policy protocols); ``settings``: the
   frozen settings, passed whole;
 - ``controller``: the flow controller, a pure synchronous state machine; ``adapter``: its
-  asyncio shell (``enqueue_and_wait`` for the router);
+  asyncio shell (waiters and deadlines; each cycle's decision returned to the router);
 - ``bands``: priority bands (all flows of one priority and their fairness state); ``flows``: one
   tenant's queue at one priority; ``ordering``: which item of a flow goes first; ``expiry``:
   queue-wait budgets, with endpoints in the pool or none;

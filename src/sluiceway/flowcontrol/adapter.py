@@ -1,20 +1,21 @@
-"""The asyncio shell around :class:`FlowController`: ``enqueue_and_wait`` for the router.
+"""The asyncio shell around :class:`FlowController`: a waiter per queued request, and a timer.
 
-Event-driven: a cycle runs on every arrival (:meth:`FlowAdapter.enqueue_and_wait`), every
-completion (:meth:`FlowAdapter.finished`) and every capacity change the router reports
-(:meth:`FlowAdapter.kick`); one timer task wakes only at the controller's next deadline (TTL
-expiry, eviction timeout or cooling). There is no fixed tick, so a backlog drains in one cycle
-as soon as capacity frees.
+It never calls out. Its owner (the router) runs a cycle with :meth:`FlowAdapter.cycle`, giving
+the pool's capacity view, on every arrival, completion and capacity change, and when
+:meth:`FlowAdapter.until_due` returns (a TTL expiry, eviction timeout or cooling is due). The
+cycle wakes the waiters it dispatched or dropped and returns the decision (the
+:class:`~sluiceway.flowcontrol.controller.Cycle`): the owner applies it (an endpoint for each
+dispatched request, the evictions) before any waiter runs, since a woken waiter resumes only
+at the owner's next await. There is no fixed tick, so a backlog drains in one cycle as soon as
+capacity frees.
 
-Eviction: ids the controller picks are handed to ``on_evict``; the router cancels those streams
-and calls :meth:`FlowAdapter.finished` when each one has ended (the confirmation).
+Eviction: the owner stops the streams a cycle names and calls :meth:`FlowAdapter.finished` when
+each one has ended (the confirmation).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable
 
 from sluiceway.clock import Clock
 from sluiceway.flowcontrol.base import CapacityView, Finalized, Request, Usage
@@ -25,85 +26,68 @@ __all__ = ["FlowAdapter"]
 
 
 class FlowAdapter:
-    """``capacity()`` returns the pool's current view (the router builds it from its endpoint
-    snapshots with a detector). ``on_cycle`` sees every cycle (metrics, in-flight credit)."""
+    """Waiters for the controller's outcomes, and its deadlines as an awaitable."""
 
-    def __init__(
-        self,
-        controller: FlowController,
-        clock: Clock,
-        capacity: Callable[[], CapacityView],
-        *,
-        on_evict: Callable[[str], None] | None = None,
-        on_cycle: Callable[[Cycle], None] | None = None,
-    ) -> None:
+    def __init__(self, controller: FlowController, clock: Clock) -> None:
         self.controller = controller
         self._clock = clock
-        self._capacity = capacity
-        self._on_evict = on_evict
-        self._on_cycle = on_cycle
         self._waiters: dict[str, asyncio.Future[Finalized]] = {}
         self._wake = asyncio.Event()
         self._timer_at: float | None = None
-        self._timer: asyncio.Task[None] | None = None
 
-    async def enqueue_and_wait(self, request: Request) -> Finalized:
-        """Queue ``request`` and wait for its one outcome. Cancelling the caller (client gone)
-        removes a queued request at once, or ends an in-flight one, and re-raises."""
+    def enqueue(self, request: Request) -> asyncio.Future[Finalized]:
+        """Queue ``request``; the future holds its one outcome (already there when rejected).
+        The owner runs a cycle next, then awaits :meth:`wait`."""
+        fut: asyncio.Future[Finalized] = asyncio.get_running_loop().create_future()
         rejected = self.controller.add(request, self._clock.now())
         if rejected is not None:
-            return rejected
-        fut: asyncio.Future[Finalized] = asyncio.get_running_loop().create_future()
-        self._waiters[request.request_id] = fut
-        self.kick()
+            fut.set_result(rejected)
+        else:
+            self._waiters[request.request_id] = fut
+        return fut
+
+    async def wait(self, request_id: str, outcome: asyncio.Future[Finalized]) -> Finalized:
+        """Await ``outcome``. Cancelled (client gone, evicted), a queued request is removed at
+        once, an in-flight one counted as ended, and the cancellation goes on: the owner runs
+        a cycle, since capacity may have freed."""
         try:
-            return await fut
+            return await outcome
         except asyncio.CancelledError:
-            self._waiters.pop(request.request_id, None)
-            self.controller.on_cancelled(request.request_id, self._clock.now())
-            self.kick()
+            self._waiters.pop(request_id, None)
+            self.controller.on_cancelled(request_id, self._clock.now())
             raise
 
-    def finished(self, request_id: str, usage: Usage | None = None) -> Revocation | None:
-        """A dispatched request's stream ended (evicted ones too); frees capacity."""
-        rev = self.controller.on_finished(request_id, self._clock.now(), usage)
-        self.kick()
-        return rev
-
-    def cancel(self, request_id: str) -> None:
-        """The client went away while queued: its waiter gets EvictedContextCancelled."""
-        done = self.controller.on_cancelled(request_id, self._clock.now())
-        if done is not None:
-            self._resolve(done)
-        self.kick()
-
-    def kick(self) -> Cycle:
-        """Run one dispatch cycle now and deliver its outcomes."""
-        cycle = self.controller.next_dispatches(self._clock.now(), self._capacity())
+    def cycle(self, capacity: CapacityView) -> Cycle:
+        """Run one dispatch cycle against ``capacity``, wake its waiters, return its decision."""
+        cycle = self.controller.next_dispatches(self._clock.now(), capacity)
         for done in cycle.dispatched:
             self._resolve(done)
         for done in cycle.dropped:
             self._resolve(done)
-        if cycle.evict and self._on_evict is not None:
-            for rid in cycle.evict:
-                self._on_evict(rid)
-        if self._on_cycle is not None:
-            self._on_cycle(cycle)
-        self._rearm()
+        due = self.controller.next_deadline()
+        if due is not None and (self._timer_at is None or due < self._timer_at):
+            self._wake.set()
         return cycle
 
-    def start(self) -> None:
-        """Start the deadline timer (idempotent); needs a running loop."""
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().create_task(self._run_timer())
+    def finished(self, request_id: str, usage: Usage | None = None) -> Revocation | None:
+        """A dispatched request's stream ended (evicted ones too); the owner runs a cycle."""
+        return self.controller.on_finished(request_id, self._clock.now(), usage)
 
-    async def close(self) -> None:
-        """Stop the timer and finalize every queued request (shutting down)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timer
-            self._timer = None
+    async def until_due(self) -> None:
+        """Return when the controller's next deadline has come, or when a cycle set an earlier
+        one: the owner then runs a cycle. Without deadlines it waits for one to appear."""
+        self._wake.clear()
+        self._timer_at = self.controller.next_deadline()
+        try:
+            if self._timer_at is None:
+                await self._wake.wait()
+            else:
+                await self._sleep_or_wake(self._timer_at - self._clock.now())
+        finally:
+            self._timer_at = None
+
+    def close(self) -> None:
+        """Stop accepting; every queued request is finalized (shutting down)."""
         for done in self.controller.shutdown(self._clock.now()):
             self._resolve(done)
 
@@ -115,22 +99,6 @@ class FlowAdapter:
         fut = self._waiters.pop(done.request_id, None)
         if fut is not None and not fut.done():
             fut.set_result(done)
-
-    def _rearm(self) -> None:
-        due = self.controller.next_deadline()
-        if due is not None and (self._timer_at is None or due < self._timer_at):
-            self._wake.set()
-
-    async def _run_timer(self) -> None:
-        while True:
-            self._wake.clear()
-            self._timer_at = self.controller.next_deadline()
-            if self._timer_at is None:
-                await self._wake.wait()
-            else:
-                await self._sleep_or_wake(self._timer_at - self._clock.now())
-            self._timer_at = None
-            self.kick()
 
     async def _sleep_or_wake(self, delay: float) -> None:
         if delay <= 0:

@@ -1,14 +1,20 @@
-"""One proxied request's live state, shared by its handler and the router's callbacks.
+"""One proxied request's live state, shared by its handler and whoever must stop it.
 
-The handler task is the only one that writes to the client. Eviction and client disconnect
-reach it by cancelling that task after setting a flag here, so the upstream call it is
-awaiting is aborted at once (aiohttp closes the connection; the model server frees the slot).
+The handler task is the only one that writes to the client. Its waits that may be cut short
+(queued in flow control, streaming from upstream) run inside :meth:`Exchange.interruptible`, an
+anyio cancel scope. Eviction and client disconnect call :meth:`Exchange.interrupt`, which flags
+the exchange and cancels that scope: the upstream call it was awaiting is aborted at once
+(aiohttp closes the connection; the model server frees the slot), and the handler carries on
+after the scope and reads the flag. Nobody cancels or un-cancels the handler task itself.
 """
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+import anyio
 
 from sluiceway.flowcontrol.base import Usage
 from sluiceway.router.pool import PoolMember
@@ -22,7 +28,6 @@ class Exchange:
     (a late disconnect notice is then ignored); ``member``: the endpoint it was given."""
 
     request_id: str
-    task: asyncio.Task[None] | None = None
     member: PoolMember | None = None
     tokens: int = 0
     prefix: bytes = b""
@@ -31,13 +36,32 @@ class Exchange:
     evicted: bool = False
     disconnected: bool = False
     usage: Usage | None = None
+    _scope: anyio.CancelScope | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.evicted or self.disconnected
+
+    @contextmanager
+    def interruptible(self) -> Iterator[anyio.CancelScope]:
+        """A wait that :meth:`interrupt` cuts short; an interrupt that came first cuts it at
+        once. Check :attr:`interrupted` after the block."""
+        with anyio.CancelScope() as scope:
+            self._scope = scope
+            if self.interrupted:
+                scope.cancel()
+            try:
+                yield scope
+            finally:
+                self._scope = None
 
     def interrupt(self, *, evicted: bool = False) -> None:
-        """Evict or drop this exchange: flag it, then cancel its handler."""
-        if self.complete or self.task is None:
+        """Evict or drop this exchange: flag it, then cut its current wait short."""
+        if self.complete:
             return
         if evicted:
             self.evicted = True
         else:
             self.disconnected = True
-        self.task.cancel()
+        if self._scope is not None:
+            self._scope.cancel()

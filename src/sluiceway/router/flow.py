@@ -1,11 +1,13 @@
 """Admission for the router: flow control (or legacy shedding) and the endpoint at dispatch.
 
-:class:`RouterFlow` owns the :class:`FlowAdapter` and its callbacks:
+:class:`RouterFlow` owns the :class:`FlowAdapter` and applies what each cycle decides:
 
-* the capacity view comes from the endpoint pool through the configured detector;
+* :meth:`RouterFlow.kick` runs a cycle against the capacity view the endpoint pool gives
+  through the configured detector, on every arrival, completion and capacity change, and when
+  a flow-control deadline is due;
 * every request a cycle dispatches gets its endpoint inside that cycle, so the in-flight counts
   the next cycle reads are never behind the controller;
-* evictions the controller decides interrupt the exchange's handler;
+* the evictions a cycle decides interrupt those exchanges;
 * outcome, queue and cycle metrics are recorded here.
 
 :meth:`RouterFlow.admit` returns None when the request may go upstream (``ex.member`` set), or
@@ -16,6 +18,7 @@ control the stream ended (capacity freed, an eviction confirmed).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
 from sluiceway.clock import Clock
@@ -42,12 +45,6 @@ def _no_endpoints() -> Answer:
     return error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
 
 
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
-
-
 class RouterFlow:
     def __init__(
         self,
@@ -64,14 +61,8 @@ class RouterFlow:
         self._live = live
         self.adapter: FlowAdapter | None = None
         if flow.enabled:
-            self.adapter = FlowAdapter(
-                FlowController(flow.settings),
-                clock,
-                self._capacity,
-                on_evict=self._evict,
-                on_cycle=self._cycled,
-            )
-        self._cycle_started = 0.0
+            self.adapter = FlowAdapter(FlowController(flow.settings), clock)
+        self._deadlines: asyncio.Task[None] | None = None
         metrics.watch(lambda: self.controller, self._stale_endpoints, self._saturation_stages)
 
     @property
@@ -79,15 +70,37 @@ class RouterFlow:
         return None if self.adapter is None else self.adapter.controller
 
     def kick(self) -> None:
-        """Capacity changed: run a dispatch cycle."""
-        if self.adapter is not None:
-            self.adapter.kick()
+        """Run one dispatch cycle and apply its decision: endpoints, evictions, metrics."""
+        adapter = self.adapter
+        if adapter is None:
+            return
+        started = time.perf_counter()
+        cycle = adapter.cycle(self._capacity())
+        self._apply(cycle)
+        self.metrics.cycle(time.perf_counter() - started)
 
     def set_priorities(self, priorities: frozenset[int]) -> None:
         """The objectives changed: provision their bands."""
         if self.adapter is not None:
             self.adapter.controller.set_priorities(priorities)
-            self.adapter.kick()
+            self.kick()
+
+    def start(self) -> None:
+        """Run cycles when flow-control deadlines are due, and a first one now."""
+        adapter = self.adapter
+        if adapter is not None and self._deadlines is None:
+            self._deadlines = asyncio.get_running_loop().create_task(self._run_deadlines(adapter))
+            self.kick()
+
+    async def close(self) -> None:
+        """Stop the deadline task; every queued request is answered 503 (shutting down)."""
+        if self._deadlines is not None:
+            self._deadlines.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._deadlines
+            self._deadlines = None
+        if self.adapter is not None:
+            self.adapter.close()
 
     # ---- admission -----------------------------------------------------------------------
     async def admit(
@@ -128,6 +141,7 @@ class RouterFlow:
         if self.adapter is None:
             return
         rev = self.adapter.finished(ex.request_id, ex.usage)
+        self.kick()
         if rev is not None and rev.latency is not None:
             self.metrics.revocation_confirmed(rev.latency)
 
@@ -150,12 +164,17 @@ class RouterFlow:
         self, adapter: FlowAdapter, ex: Exchange, request: Request, labels: Labels
     ) -> Answer | None:
         started = time.perf_counter()
+        outcome = adapter.enqueue(request)
+        done: Finalized | None = None
         try:
-            done = await adapter.enqueue_and_wait(request)
-        except asyncio.CancelledError:
-            if not (ex.evicted or ex.disconnected):
-                raise
-            _uncancel()
+            if not outcome.done():
+                self.kick()
+            with ex.interruptible():
+                done = await adapter.wait(request.request_id, outcome)
+        finally:
+            if done is None:  # cut short: flow control was told, capacity may have freed
+                self.kick()
+        if done is None:
             return self._interrupted(ex, labels)
         queued = done.outcome is Outcome.DISPATCHED or done.waited > 0
         step = "NotYetFinalized" if queued else done.outcome.value
@@ -165,6 +184,7 @@ class RouterFlow:
             return finalized_answer(done)
         if ex.member is None:  # the pool emptied between the cycle and now
             adapter.finished(ex.request_id)
+            self.kick()
             return _no_endpoints()
         return None
 
@@ -180,9 +200,8 @@ class RouterFlow:
         self.metrics.finished(labels, Outcome.EVICTED_CONTEXT_CANCELLED.value, 0.0)
         return error_answer(503, "client disconnected while queued", h.REASON_CONTEXT_CANCELLED)
 
-    # ---- adapter callbacks ---------------------------------------------------------------
+    # ---- one cycle -----------------------------------------------------------------------
     def _capacity(self) -> CapacityView:
-        self._cycle_started = time.perf_counter()
         now = self.clock.now()
         detector = self.flow.detector
         snaps = self.pool.snapshots(now)
@@ -190,12 +209,18 @@ class RouterFlow:
             return CapacityView(0.0, pool_empty=not snaps)
         return staged_view(detector, snaps, now)
 
-    def _cycled(self, cycle: Cycle) -> None:
+    def _apply(self, cycle: Cycle) -> None:
         for done in cycle.dispatched:
             self._assign(done)
         if cycle.dispatched and self.flow.detector is not None:
             self.flow.detector.note_dispatched(len(cycle.dispatched))
-        self.metrics.cycle(time.perf_counter() - self._cycle_started)
+        for request_id in cycle.evict:
+            self._evict(request_id)
+
+    async def _run_deadlines(self, adapter: FlowAdapter) -> None:
+        while True:
+            await adapter.until_due()
+            self.kick()
 
     def _assign(self, done: Finalized) -> None:
         ex = self._live.get(done.request_id)

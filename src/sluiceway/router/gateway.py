@@ -9,10 +9,11 @@ One :class:`Gateway` per process. ``completions`` handles ``POST /v1/completions
 3. the upstream answer is relayed as it arrives (:mod:`sluiceway.router.proxy`);
 4. at the end the endpoint is released and flow control told, with the captured usage.
 
-Eviction and client disconnect cancel the handler task after flagging its
-:class:`~sluiceway.router.exchange.Exchange`: the upstream call is aborted at once. An evicted
-request gets 429 ``evicted`` before the first byte, or a terminal SSE error event of type
-``evicted`` once streaming.
+Eviction and client disconnect interrupt the request's
+:class:`~sluiceway.router.exchange.Exchange`: the wait it is in (queued, or the upstream call)
+is cut short at once and the upstream connection closed. An evicted request gets 429
+``evicted`` before the first byte, or a terminal SSE error event of type ``evicted`` once
+streaming.
 """
 
 from __future__ import annotations
@@ -71,12 +72,6 @@ async def _watch_disconnect(receive: Receive, ex: Exchange) -> None:
         if msg["type"] == "http.disconnect":
             ex.interrupt()
             return
-
-
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
 
 
 class Gateway:
@@ -144,18 +139,14 @@ class Gateway:
         self._health = asyncio.get_running_loop().create_task(
             self.pool.run_checks(self._session, s.health_interval, s.health_timeout)
         )
-        adapter = self.admission.adapter
-        if adapter is not None:
-            adapter.start()
-            adapter.kick()
+        self.admission.start()
         self.started = True
 
     async def drain(self) -> None:
         """Stop taking requests; queued ones get 503 ``rejected-shutting-down``; running ones
         get ``drain_timeout`` to finish, then are cut."""
         self.draining = True
-        if self.admission.adapter is not None:
-            await self.admission.adapter.close()
+        await self.admission.close()
         with contextlib.suppress(TimeoutError):
             limit = self.clock.to_wall(self.settings.drain_timeout)
             await asyncio.wait_for(self._idle.wait(), limit)
@@ -190,7 +181,6 @@ class Gateway:
             return
         ex = Exchange(
             str(next(self._ids)),
-            task=asyncio.current_task(),
             prefix=facts.prefix,
             tokens=facts.prompt_tokens + facts.max_tokens,
         )
@@ -198,11 +188,6 @@ class Gateway:
         watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, ex))
         try:
             await self._serve(ex, facts, self._trusted_headers(scope), len(raw), scope, send)
-        except asyncio.CancelledError:
-            # A disconnect noticed while the last answer was going out: nothing left to do.
-            if not (ex.disconnected or ex.evicted):
-                raise
-            _uncancel()
         finally:
             watcher.cancel()
             self._leave(ex)
@@ -234,24 +219,22 @@ class Gateway:
         member = ex.member
         assert member is not None  # admission set it
         try:
-            await relay(
-                self.session,
-                member.url + path,
-                facts.body,
-                forward_headers(headers),
-                ex,
-                send,
-                strip_usage=facts.strip_usage,
-                limit=self._timeout,
-            )
-        except asyncio.CancelledError:
-            if not (ex.evicted or ex.disconnected):
-                raise
-            _uncancel()
-            if ex.evicted:
-                await self._send_evicted(ex, send)
+            with ex.interruptible() as cut:
+                await relay(
+                    self.session,
+                    member.url + path,
+                    facts.body,
+                    forward_headers(headers),
+                    ex,
+                    send,
+                    strip_usage=facts.strip_usage,
+                    limit=self._timeout,
+                )
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             await self._upstream_failed(ex, member, exc, send)
+            return
+        if cut.cancelled_caught and ex.evicted:
+            await self._send_evicted(ex, send)
 
     async def _send_evicted(self, ex: Exchange, send: Send) -> None:
         with contextlib.suppress(Exception):

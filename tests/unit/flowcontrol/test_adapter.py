@@ -1,9 +1,13 @@
-"""The asyncio shell: enqueue_and_wait, completion, disconnects, TTL timer, eviction callback,
-backlog drain and shutdown; on the virtual clock."""
+"""The asyncio shell: enqueue and wait, completion, disconnects, the deadline timer, a cycle's
+decision returned (evictions included), backlog drain and shutdown; on the virtual clock.
+
+``Shell`` plays the owner's part as the router does: a cycle after every event, and one
+whenever ``until_due`` returns."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -12,12 +16,15 @@ from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
     EvictionSettings,
+    Finalized,
     FlowController,
     FlowControlSettings,
     Outcome,
     Request,
 )
 from sluiceway.flowcontrol.adapter import FlowAdapter
+from sluiceway.flowcontrol.controller import Cycle
+from sluiceway.flowcontrol.eviction import Revocation
 
 
 class Shell:
@@ -26,13 +33,46 @@ class Shell:
         self.fc = FlowController(FlowControlSettings(**kw))  # type: ignore[arg-type]
         self.slots = slots
         self.evicted: list[str] = []
-        self.adapter = FlowAdapter(self.fc, self.clock, self.view, on_evict=self.evicted.append)
+        self.adapter = FlowAdapter(self.fc, self.clock)
+        self.timer: asyncio.Task[None] | None = None
 
-    def view(self) -> CapacityView:
-        return CapacityView(self.fc.totals.inflight / self.slots, request_cost=1 / self.slots)
+    def kick(self) -> Cycle:
+        view = CapacityView(self.fc.totals.inflight / self.slots, request_cost=1 / self.slots)
+        cycle = self.adapter.cycle(view)
+        self.evicted.extend(cycle.evict)
+        return cycle
 
-    def wait(self, rid: str, prio: int = 0) -> asyncio.Task:  # type: ignore[type-arg]
-        return asyncio.ensure_future(self.adapter.enqueue_and_wait(Request(rid, "t", prio)))
+    async def admit(self, request: Request) -> Finalized:
+        outcome = self.adapter.enqueue(request)
+        self.kick()
+        try:
+            return await self.adapter.wait(request.request_id, outcome)
+        except asyncio.CancelledError:
+            self.kick()
+            raise
+
+    def wait(self, rid: str, prio: int = 0) -> asyncio.Task[Finalized]:
+        return asyncio.ensure_future(self.admit(Request(rid, "t", prio)))
+
+    def finished(self, rid: str) -> Revocation | None:
+        rev = self.adapter.finished(rid)
+        self.kick()
+        return rev
+
+    def start_timer(self) -> None:
+        async def run() -> None:
+            while True:
+                await self.adapter.until_due()
+                self.kick()
+
+        self.timer = asyncio.ensure_future(run())
+
+    async def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.timer
+        self.adapter.close()
 
 
 async def settle() -> None:
@@ -42,18 +82,35 @@ async def settle() -> None:
 
 async def test_dispatch_when_capacity_and_wait_for_completion() -> None:
     s = Shell(slots=1)
-    first = await s.adapter.enqueue_and_wait(Request("a"))
+    first = await s.admit(Request("a"))
     assert first.outcome is Outcome.DISPATCHED
     second = s.wait("b")
     await settle()
     assert not second.done() and s.adapter.waiting == 1
-    s.adapter.finished("a")
+    s.finished("a")
     assert (await second).outcome is Outcome.DISPATCHED
+
+
+async def test_nothing_moves_without_a_cycle() -> None:
+    """The adapter never runs a cycle by itself: the owner decides when, with its view."""
+    s = Shell(slots=1)
+    outcome = s.adapter.enqueue(Request("a"))
+    await settle()
+    assert not outcome.done() and s.fc.totals.queued == 1
+    cycle = s.kick()
+    assert [d.request_id for d in cycle.dispatched] == ["a"] and outcome.done()
+
+
+async def test_a_rejection_is_there_at_once() -> None:
+    s = Shell(slots=1, max_requests=1)
+    s.adapter.enqueue(Request("a"))
+    late = s.adapter.enqueue(Request("b"))
+    assert late.done() and late.result().outcome is Outcome.REJECTED_CAPACITY
 
 
 async def test_caller_cancellation_removes_the_queued_request() -> None:
     s = Shell(slots=1)
-    await s.adapter.enqueue_and_wait(Request("a"))
+    await s.admit(Request("a"))
     task = s.wait("b")
     await settle()
     task.cancel()
@@ -62,19 +119,10 @@ async def test_caller_cancellation_removes_the_queued_request() -> None:
     assert s.fc.totals.queued == 0 and s.adapter.waiting == 0
 
 
-async def test_explicit_disconnect_answers_the_waiter() -> None:
-    s = Shell(slots=1)
-    await s.adapter.enqueue_and_wait(Request("a"))
-    task = s.wait("b")
-    await settle()
-    s.adapter.cancel("b")
-    assert (await task).outcome is Outcome.EVICTED_CONTEXT_CANCELLED
-
-
 async def test_ttl_expiry_fires_from_the_timer_without_events() -> None:
     s = Shell(slots=1, default_ttl=30.0)
-    s.adapter.start()
-    await s.adapter.enqueue_and_wait(Request("a"))
+    s.start_timer()
+    await s.admit(Request("a"))
     task = s.wait("b")
     await settle()
     s.clock.advance(29.0)
@@ -83,44 +131,44 @@ async def test_ttl_expiry_fires_from_the_timer_without_events() -> None:
     s.clock.advance(1.0)
     await settle()
     assert task.done() and task.result().outcome is Outcome.EVICTED_TTL
-    await s.adapter.close()
+    await s.close()
 
 
-async def test_eviction_ids_reach_the_router_and_confirmation_frees_the_slot() -> None:
+async def test_a_cycle_names_the_evictions_and_confirmation_frees_the_slot() -> None:
     bands = (BandSettings(100), BandSettings(-10))
     s = Shell(slots=2, bands=bands, eviction=EvictionSettings(enabled=True, grace=0.0))
-    await s.adapter.enqueue_and_wait(Request("b0", "t", -10))
-    await s.adapter.enqueue_and_wait(Request("b1", "t", -10))
+    await s.admit(Request("b0", "t", -10))
+    await s.admit(Request("b1", "t", -10))
     task = s.wait("rt", 100)
     await settle()
     assert s.evicted == ["b1"] and not task.done()
-    rev = s.adapter.finished("b1")  # the evicted stream ended
+    rev = s.finished("b1")  # the evicted stream ended
     assert rev is not None and rev.outcome == "confirmed"
     assert (await task).outcome is Outcome.DISPATCHED
 
 
 async def test_backlog_drains_in_one_cycle_once_capacity_frees() -> None:
-    clock = VirtualClock()
-    fc = FlowController(FlowControlSettings())
-    saturation = [1.0]
-    adapter = FlowAdapter(fc, clock, lambda: CapacityView(saturation[0]))
-    tasks = [asyncio.ensure_future(adapter.enqueue_and_wait(Request(f"r{i}"))) for i in range(200)]
+    adapter = FlowAdapter(FlowController(FlowControlSettings()), VirtualClock())
+    requests = [Request(f"r{i}") for i in range(200)]
+    tasks = [
+        asyncio.ensure_future(adapter.wait(r.request_id, adapter.enqueue(r))) for r in requests
+    ]
+    assert not adapter.cycle(CapacityView(1.0)).dispatched
     await settle()
     assert adapter.waiting == 200
-    saturation[0] = 0.0
-    assert len(adapter.kick().dispatched) == 200
+    assert len(adapter.cycle(CapacityView(0.0)).dispatched) == 200
     results = await asyncio.gather(*tasks)
     assert {r.outcome for r in results} == {Outcome.DISPATCHED}
 
 
 async def test_close_answers_everyone_shutting_down() -> None:
     s = Shell(slots=1)
-    s.adapter.start()
-    await s.adapter.enqueue_and_wait(Request("a"))
+    s.start_timer()
+    await s.admit(Request("a"))
     task = s.wait("b")
     await settle()
-    await s.adapter.close()
+    await s.close()
     done = await task
     assert done.outcome is Outcome.EVICTED_OTHER and done.http().status == 503  # type: ignore[union-attr]
-    late = await s.adapter.enqueue_and_wait(Request("c"))
+    late = await s.admit(Request("c"))
     assert late.outcome is Outcome.REJECTED_OTHER

@@ -1,6 +1,6 @@
-"""One proxied request's live state: an eviction or a client leaving flags the exchange, then
-cancels its handler; once the last byte is going out, or before a handler runs, nothing is
-interrupted."""
+"""One proxied request's live state: an eviction or a client leaving flags the exchange and
+cuts its current wait short (the wait's scope, not the task); an interrupt that came before
+the wait cuts it at once; once the last byte is going out, nothing is interrupted."""
 
 from __future__ import annotations
 
@@ -11,41 +11,56 @@ import pytest
 from sluiceway.router.exchange import Exchange
 
 
-def handled() -> Exchange:
-    exchange = Exchange("r1")
-    exchange.task = asyncio.create_task(asyncio.sleep(60))
-    return exchange
+async def _waiting(exchange: Exchange, entered: asyncio.Event) -> bool:
+    """A handler's wait, as the router runs one: True when an interrupt cut it short."""
+    with exchange.interruptible() as scope:
+        entered.set()
+        await asyncio.Event().wait()
+    return scope.cancelled_caught
 
 
-async def _ended(task: asyncio.Task[None] | None) -> bool:
-    """Whether the handler was cancelled (one that was not is cancelled here, to clean up)."""
-    assert task is not None
-    await asyncio.sleep(0)
-    cancelled = task.cancelled()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    return cancelled
+async def _handler(exchange: Exchange) -> asyncio.Task[bool]:
+    entered = asyncio.Event()
+    task = asyncio.create_task(_waiting(exchange, entered))
+    await entered.wait()
+    return task
 
 
 @pytest.mark.parametrize("evicted", [True, False])
-async def test_an_interrupt_flags_why_and_cancels_the_handler(evicted: bool) -> None:
-    exchange = handled()
+async def test_an_interrupt_flags_why_and_cuts_the_wait_not_the_task(evicted: bool) -> None:
+    exchange = Exchange("r1")
+    task = await _handler(exchange)
     exchange.interrupt(evicted=evicted)
     assert (exchange.evicted, exchange.disconnected) == (evicted, not evicted)
-    assert await _ended(exchange.task)
+    assert await task is True  # the task ran on after its wait and returned normally
+    assert exchange.interrupted
+
+
+async def test_an_interrupt_before_the_wait_cuts_it_at_once() -> None:
+    exchange = Exchange("r1")
+    exchange.interrupt()
+    assert await asyncio.wait_for(await _handler(exchange), 5) is True
 
 
 async def test_a_complete_exchange_ignores_a_late_notice() -> None:
-    exchange = handled()
+    exchange = Exchange("r1")
+    task = await _handler(exchange)
     exchange.complete = True
     exchange.interrupt()
     exchange.interrupt(evicted=True)
-    assert not (exchange.evicted or exchange.disconnected)
-    assert not await _ended(exchange.task)
+    assert not exchange.interrupted
+    await asyncio.sleep(0)
+    assert not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
-def test_nothing_is_flagged_before_a_handler_runs() -> None:
+async def test_a_cancelled_handler_is_not_mistaken_for_an_interrupt() -> None:
+    """The server stopping the handler (its task cancelled) passes through the scope."""
     exchange = Exchange("r1")
-    exchange.interrupt(evicted=True)
-    assert not (exchange.evicted or exchange.disconnected)
+    task = await _handler(exchange)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not exchange.interrupted
