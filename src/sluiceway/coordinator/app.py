@@ -35,7 +35,7 @@ from sluiceway.coordinator.answers import (
     pending_answer,
     rejected_answer,
 )
-from sluiceway.coordinator.gateway import GatewayClient, GatewayUnavailable
+from sluiceway.coordinator.forwarding import Forwarder, ForwardFailed
 from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.coordinator.intake import (
     AsyncMode,
@@ -65,10 +65,10 @@ _PING_TIMEOUT: Final = 3.0
 
 @dataclass(frozen=True)
 class CoordinatorParts:
-    """What a coordinator runs on: its broker, quota counters, gateway and clock."""
+    """What a coordinator runs on: its broker, quota counters, forwarder and clock."""
 
     broker: Broker
-    gateway: GatewayClient
+    forwarder: Forwarder
     clock: Clock
     mailboxes: Mailboxes
     quota: QuotaKeeper
@@ -206,8 +206,8 @@ class Coordinator:
         mode: str,
     ) -> Response:
         try:
-            reply = await self._parts.gateway.open(request.method, _target(request), headers, raw)
-        except GatewayUnavailable as exc:
+            reply = await self._parts.forwarder.open(request.method, _target(request), headers, raw)
+        except ForwardFailed as exc:
             await on_close()
             log.warning("%s", exc)
             raise RequestRejected(502, "upstream_unreachable", str(exc)) from None

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from sluiceway.coordinator.answers import JSON, CoordinatorAnswer
-from sluiceway.coordinator.gateway import GatewayReply
+from sluiceway.coordinator.forwarding import ForwardedReply
 
 __all__ = ["HeldResponse", "RelayResponse", "send_coordinator_answer"]
 
@@ -75,7 +75,7 @@ class HeldResponse(Response):
 class RelayResponse(Response):
     """Streams an upstream reply as it arrives; ``on_close()`` runs however it ends."""
 
-    def __init__(self, reply: GatewayReply, on_close: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, reply: ForwardedReply, on_close: Callable[[], Awaitable[None]]) -> None:
         self._reply = reply
         self._on_close = on_close
 

@@ -18,13 +18,14 @@ from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams, CoordinatorConfig
 from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, CoordinatorParts
-from sluiceway.coordinator.gateway import GatewayClient, HttpGatewayClient
+from sluiceway.coordinator.forwarding import Forwarder, HttpForwarder, RouterForwarder
 from sluiceway.coordinator.mailbox import Mailboxes, wake_plan
 from sluiceway.coordinator.passthrough import QuotaKeeper
 from sluiceway.errors import ConfigError
 from sluiceway.gates.quota_store import QuotaStore
+from sluiceway.router.app import RouterApp
 
-__all__ = ["build_coordinator", "open_coordinator", "transport_of"]
+__all__ = ["build_coordinator", "mount_coordinator", "open_coordinator", "transport_of"]
 
 _SCHEMES = {
     "redis://": "redis-sortedset",
@@ -52,7 +53,7 @@ def build_coordinator(
     *,
     broker: Broker,
     quota_store: QuotaStore | None,
-    gateway: GatewayClient,
+    forwarder: Forwarder,
     clock: Clock,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> Coordinator:
@@ -65,12 +66,36 @@ def build_coordinator(
     )
     parts = CoordinatorParts(
         broker=broker,
-        gateway=gateway,
+        forwarder=forwarder,
         clock=clock,
         mailboxes=mailboxes,
         quota=QuotaKeeper(quota_store, params, clock=clock),
     )
     return Coordinator(params, parts, max_body_bytes=max_body_bytes)
+
+
+def mount_coordinator(
+    router: RouterApp,
+    params: AsyncBrokerParams,
+    *,
+    broker: Broker,
+    quota_store: QuotaStore | None,
+    clock: Clock,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> Coordinator:
+    """The coordinator inside the router's process and on its listener: requests with the
+    mode header and under ``/v1/requests/`` reach it, and its passthrough calls the router's
+    admission path in process (:class:`RouterForwarder`)."""
+    front = build_coordinator(
+        params,
+        broker=broker,
+        quota_store=quota_store,
+        forwarder=RouterForwarder(router),
+        clock=clock,
+        max_body_bytes=max_body_bytes,
+    )
+    router.mount_coordinator(front.app(), mode_header=params.mode_header)
+    return front
 
 
 @contextlib.asynccontextmanager
@@ -79,15 +104,15 @@ async def open_coordinator(
     *,
     clock: Clock,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    gateway: GatewayClient | None = None,
+    router: RouterApp | None = None,
 ) -> AsyncIterator[Coordinator]:
-    """Open the broker, quota store and gateway of ``config``; close them on exit.
+    """Open the broker and quota store of ``config``; close them on exit.
 
-    ``gateway``: where passthrough goes instead of ``gateway.address`` (the router's
-    in-process handler when the coordinator is mounted in the router).
+    ``router``: mount the coordinator in that router (passthrough goes to it in process);
+    otherwise passthrough goes to ``gateway.address`` over HTTP.
     """
     params = config.broker
-    if gateway is None and not config.upstream_url:
+    if router is None and not config.upstream_url:
         raise ConfigError("no passthrough target", field="gateway.address")
     transport = transport_of(params.redis_url)
     options = BrokerOptions(url=_broker_url(params.redis_url, transport), time_scale=clock.scale)
@@ -96,14 +121,23 @@ async def open_coordinator(
         stack.push_async_callback(broker.aclose)
         stores = await open_quota_stores(transport, broker, options)
         stack.push_async_callback(stores.aclose)
-        if gateway is None:
-            gateway = HttpGatewayClient(config.upstream_url, timeout=float(config.gateway.timeout))
-            stack.push_async_callback(gateway.aclose)
+        if router is not None:
+            yield mount_coordinator(
+                router,
+                params,
+                broker=broker,
+                quota_store=stores(""),
+                clock=clock,
+                max_body_bytes=max_body_bytes,
+            )
+            return
+        forwarder = HttpForwarder(config.upstream_url, timeout=float(config.gateway.timeout))
+        stack.push_async_callback(forwarder.aclose)
         yield build_coordinator(
             params,
             broker=broker,
             quota_store=stores(""),
-            gateway=gateway,
+            forwarder=forwarder,
             clock=clock,
             max_body_bytes=max_body_bytes,
         )

@@ -25,8 +25,7 @@ from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.router import load_endpoint_picker_config
-from sluiceway.coordinator.gateway import InProcessGateway
-from sluiceway.coordinator.server import build_coordinator
+from sluiceway.coordinator.server import mount_coordinator
 from sluiceway.demo.observe import HandbackCounter, Timeline
 from sluiceway.gates.context import SIGNALS_SERVICE
 from sluiceway.processor.guide_spec import GUIDE_POOL, guide_spec, team_queues
@@ -211,14 +210,9 @@ async def running_demo_stack(
         broker, quota = await _open_broker(redis_url, clock)
         st.push_async_callback(broker.aclose)
         st.push_async_callback(quota.aclose)
-        front = build_coordinator(
-            _coordinator_params(redis_url),
-            broker=broker,
-            quota_store=quota(""),
-            gateway=InProcessGateway(app.passthrough),
-            clock=clock,
+        mount_coordinator(
+            app, _coordinator_params(redis_url), broker=broker, quota_store=quota(""), clock=clock
         )
-        app.mount_coordinator(front.app())
         signals = SignalHub(clock, PrometheusSettings(cache_ttl=0))
         st.push_async_callback(signals.aclose)
         registry = CollectorRegistry()

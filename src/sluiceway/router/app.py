@@ -6,25 +6,27 @@ Routes: ``POST /v1/completions``, ``POST /v1/chat/completions`` (flow control + 
 Coordinator seam: :meth:`RouterApp.mount_coordinator` hands every request that carries the
 mode header (``x-llm-d-async-mode``), and every request under the coordinator's own paths
 (``/v1/requests/``), to another ASGI app on the same listener; everything else goes straight
-to the router. The coordinator's passthrough calls :meth:`RouterApp.passthrough` in process:
-the router's handler without the mode dispatch and without a loopback hop, with the
-coordinator's stamped objective and fairness headers trusted.
+to the router. The coordinator's passthrough calls :meth:`RouterApp.handle_local` in process
+with a :class:`LocalRequest`: the router's own routes, without the mode dispatch and without
+a loopback hop, the body already read and the coordinator's stamped objective and fairness
+headers trusted. No ASGI scope is built for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from sluiceway.router.gateway import TRUSTED_SCOPE_KEY, Gateway, Receive
+from sluiceway.router.gateway import Gateway, RawHeaders, Receive, Vanished
 from sluiceway.router.outcomes import Answer, error_answer
 from sluiceway.router.proxy import Send, send_answer
 from sluiceway.wire import headers as h
 
-__all__ = ["ASGIApp", "RouterApp"]
+__all__ = ["ASGIApp", "LocalRequest", "RouterApp"]
 
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
@@ -34,6 +36,19 @@ _JSON = ((b"content-type", b"application/json"),)
 
 def _json(status: int, body: dict[str, Any]) -> Answer:
     return Answer(status, _JSON, orjson.dumps(body))
+
+
+@dataclass(frozen=True, slots=True)
+class LocalRequest:
+    """A request from a caller in this process (the mounted coordinator): read whole, its
+    identity headers trusted; ``vanished`` returns once the caller stops listening.
+    ``target`` is the path and query; header names are lower case."""
+
+    method: str
+    target: str
+    headers: RawHeaders
+    body: bytes
+    vanished: Vanished
 
 
 class RouterApp:
@@ -65,13 +80,23 @@ class RouterApp:
         if self._coordinator is not None and self._for_coordinator(scope):
             await self._coordinator(scope, receive, send)
             return
-        await self._route(scope, receive, send)
+        await self._route(
+            scope["method"],
+            scope["path"],
+            send,
+            lambda: self.gateway.completions(scope, receive, send),
+        )
 
-    async def passthrough(
-        self, scope: MutableMapping[str, Any], receive: Receive, send: Send
-    ) -> None:
-        """The router's own handling, for an in-process caller whose headers are trusted."""
-        await self._route({**scope, TRUSTED_SCOPE_KEY: True}, receive, send)
+    async def handle_local(self, request: LocalRequest, send: Send) -> None:
+        """The router's own handling of an in-process caller's request."""
+        path = request.target.partition("?")[0]
+
+        def generate() -> Awaitable[None]:
+            return self.gateway.generate(
+                path, request.headers, request.body, send, vanished=request.vanished
+            )
+
+        await self._route(request.method, path, send, generate)
 
     def _for_coordinator(self, scope: MutableMapping[str, Any]) -> bool:
         path: str = scope["path"]
@@ -79,10 +104,11 @@ class RouterApp:
             return True
         return any(name == self._mode_header for name, _ in scope.get("headers") or ())
 
-    async def _route(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
-        path, method = scope["path"], scope["method"]
+    async def _route(
+        self, method: str, path: str, send: Send, generate: Callable[[], Awaitable[None]]
+    ) -> None:
         if path in _GENERATE and method == "POST":
-            await self.gateway.completions(scope, receive, send)
+            await generate()
         elif path == "/v1/models" and method == "GET":
             await self.gateway.models(send)
         elif path == "/metrics":

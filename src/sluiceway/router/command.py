@@ -202,13 +202,10 @@ async def _serve_with_coordinator(
 ) -> None:
     """The router with the coordinator mounted: mode-header requests and ``/v1/requests/``
     go to the coordinator, whose passthrough calls the router's handler in process."""
-    from sluiceway.coordinator.gateway import InProcessGateway
     from sluiceway.coordinator.server import open_coordinator
     from sluiceway.router.serve import serve_router
 
-    gateway = InProcessGateway(app.passthrough)
-    async with open_coordinator(config, clock=clock, gateway=gateway) as front:
-        app.mount_coordinator(front.app(), mode_header=config.broker.mode_header)
+    async with open_coordinator(config, clock=clock, router=app):
         await serve_router(app, listen, background=background)
 
 

@@ -44,15 +44,15 @@ from sluiceway.router.sse import EVICTED_EVENT
 from sluiceway.router.trust import HeaderTrust
 from sluiceway.wire import headers as h
 
-__all__ = ["TRUSTED_SCOPE_KEY", "Gateway", "Receive"]
+__all__ = ["Gateway", "RawHeaders", "Receive", "Vanished"]
 
 log = logging.getLogger(__name__)
 
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 RawHeaders = list[tuple[bytes, bytes]]
-# Set on an ASGI scope by an in-process caller (the coordinator's passthrough) whose identity
-# headers are trusted whatever the trusted-sources settings say.
-TRUSTED_SCOPE_KEY = "sluiceway.trusted"
+# Returns once the caller has stopped listening (an HTTP client disconnected, an in-process
+# caller closed its reply).
+Vanished = Callable[[], Awaitable[None]]
 
 
 async def _read_all(receive: Receive) -> bytes:
@@ -66,12 +66,14 @@ async def _read_all(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-async def _watch_disconnect(receive: Receive, ex: Exchange) -> None:
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            ex.interrupt()
-            return
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _interrupt_when(vanished: Vanished, ex: Exchange) -> None:
+    await vanished()
+    ex.interrupt()
 
 
 class Gateway:
@@ -166,11 +168,21 @@ class Gateway:
     async def completions(
         self, scope: MutableMapping[str, Any], receive: Receive, send: Send
     ) -> None:
-        """``POST /v1/completions`` and ``/v1/chat/completions``."""
+        """``POST /v1/completions`` and ``/v1/chat/completions`` over HTTP."""
         try:
             raw = await _read_all(receive)
         except ConnectionResetError:
             return
+        headers = self._trusted_headers(scope)
+        await self.generate(
+            scope["path"], headers, raw, send, vanished=lambda: _disconnect(receive)
+        )
+
+    async def generate(
+        self, path: str, headers: RawHeaders, raw: bytes, send: Send, *, vanished: Vanished
+    ) -> None:
+        """One generation request, read whole, its identity ``headers`` already trusted or
+        filtered: admit, proxy, finish. ``vanished`` returns once the caller left."""
         if self.draining:
             await send_answer(send, shutting_down())
             return
@@ -185,9 +197,9 @@ class Gateway:
             tokens=facts.prompt_tokens + facts.max_tokens,
         )
         self._enter(ex)
-        watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, ex))
+        watcher = asyncio.get_running_loop().create_task(_interrupt_when(vanished, ex))
         try:
-            await self._serve(ex, facts, self._trusted_headers(scope), len(raw), scope, send)
+            await self._serve(ex, facts, headers, len(raw), path, send)
         finally:
             watcher.cancel()
             self._leave(ex)
@@ -198,7 +210,7 @@ class Gateway:
         facts: RequestFacts,
         headers: RawHeaders,
         size: int,
-        scope: MutableMapping[str, Any],
+        path: str,
         send: Send,
     ) -> None:
         ident = read_identity(header_map(headers))
@@ -209,7 +221,7 @@ class Gateway:
                 await send_answer(send, answer)
             return
         try:
-            await self._proxy(ex, facts, headers, scope["path"], send)
+            await self._proxy(ex, facts, headers, path, send)
         finally:
             self.admission.finish(ex)
 
@@ -257,8 +269,6 @@ class Gateway:
 
     def _trusted_headers(self, scope: MutableMapping[str, Any]) -> RawHeaders:
         raw: RawHeaders = list(scope.get("headers") or [])
-        if scope.get(TRUSTED_SCOPE_KEY):
-            return raw
         client = scope.get("client")
         return self.trust.filter(client[0] if client else None, raw)
 

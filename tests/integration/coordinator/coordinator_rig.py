@@ -15,7 +15,7 @@ from sluiceway.clock import RealClock
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.documents import read_document
 from sluiceway.coordinator.app import Coordinator
-from sluiceway.coordinator.gateway import HttpGatewayClient
+from sluiceway.coordinator.forwarding import HttpForwarder
 from sluiceway.coordinator.server import build_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
 from sluiceway.processor.guide_spec import guide_spec, team_queues
@@ -66,13 +66,13 @@ async def running_front(
         label_headers=(OBJECTIVE, FAIRNESS),
     )
     async with running_simulator(config, clock=clock) as sim, contextlib.AsyncExitStack() as stack:
-        gateway = HttpGatewayClient(sim.urls[0], timeout=60)
-        stack.push_async_callback(gateway.aclose)
+        forwarder = HttpForwarder(sim.urls[0], timeout=60)
+        stack.push_async_callback(forwarder.aclose)
         coordinator = build_coordinator(
             guide_params(**params),
             broker=broker,
             quota_store=store,
-            gateway=gateway,
+            forwarder=forwarder,
             clock=clock,
             max_body_bytes=max_body_bytes,
         )

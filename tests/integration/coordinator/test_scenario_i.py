@@ -21,7 +21,6 @@ from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.documents import read_document
-from sluiceway.coordinator.gateway import InProcessGateway
 from sluiceway.coordinator.server import open_coordinator
 from sluiceway.localservices import RedisServer
 from sluiceway.processor.guide_spec import guide_spec, team_queues
@@ -71,9 +70,7 @@ async def stack(redis_url: str) -> AsyncIterator[Stack]:
         rig.sim.engines[0].labels.subscribe(
             lambda delta, labels: seen.append(dict(labels)) if delta > 0 else None
         )
-        gateway = InProcessGateway(rig.app.passthrough)
-        async with open_coordinator(config, clock=rig.clock, gateway=gateway) as front:
-            rig.app.mount_coordinator(front.app(), mode_header=config.broker.mode_header)
+        async with open_coordinator(config, clock=rig.clock, router=rig.app):
             broker = await open_broker("redis-sortedset", options)
             stores = await open_quota_stores("redis-sortedset", broker, options)
             spec = guide_spec(team_queues(rig.url), workers=4)

@@ -1,5 +1,5 @@
 """The coordinator seam: requests with a mode header go to a mounted app, whose passthrough
-calls the router in process with its stamped headers trusted."""
+calls the router in process (``handle_local``) with its stamped headers trusted."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import aiohttp
 from router_harness import OBJECTIVE, body, running_router
 
+from sluiceway.router.app import LocalRequest
 from sluiceway.sim import SimConfig
 
 SIM = SimConfig(time_to_first_token=0.005, inter_token_latency=0.001, label_headers=(OBJECTIVE,))
@@ -33,7 +34,14 @@ async def test_mode_header_goes_to_the_mounted_app_and_passthrough_is_in_process
                 return
             headers = [(n, v) for n, v in scope["headers"] if n != OBJECTIVE.encode()]
             headers.append((OBJECTIVE.encode(), b"stamped"))
-            await rig.app.passthrough({**scope, "headers": headers}, receive, send)
+            raw = (await receive())["body"]
+
+            async def vanished() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+
+            request = LocalRequest(scope["method"], scope["path"], headers, raw, vanished)
+            await rig.app.handle_local(request, send)
 
         rig.app.mount_coordinator(coordinator)
         async with aiohttp.ClientSession() as s:

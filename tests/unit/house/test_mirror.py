@@ -71,7 +71,6 @@ NAMED = {
     # coordinator
     "coordinator/app.py": "test_coordinator_modes.py",
     "coordinator/command.py": "test_coordinator_cli.py",
-    "coordinator/gateway.py": "test_coordinator_gateway.py",
     "coordinator/responses.py": "test_coordinator_modes.py",  # relayed streams, a client leaving
     # demo: the steps run end to end in test_demo.py, the pure parts in test_demo_parts.py
     "demo/command.py": "e2e/test_demo.py",

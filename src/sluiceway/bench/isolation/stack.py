@@ -21,8 +21,7 @@ from sluiceway.clock import Clock
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.objectives import load_objectives
 from sluiceway.config.router import load_endpoint_picker_config
-from sluiceway.coordinator.gateway import InProcessGateway
-from sluiceway.coordinator.server import build_coordinator
+from sluiceway.coordinator.server import mount_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.processor.guide_spec import guide_spec, team_queues
 from sluiceway.processor.service import Processor
@@ -124,14 +123,7 @@ async def running_stack(
         )
         broker, store = MemoryBroker(), MemoryQuotaStore()
         params = coordinator_params()
-        front = build_coordinator(
-            params,
-            broker=broker,
-            quota_store=store,
-            gateway=InProcessGateway(app.passthrough),
-            clock=clock,
-        )
-        app.mount_coordinator(front.app(), mode_header=params.mode_header)
+        mount_coordinator(app, params, broker=broker, quota_store=store, clock=clock)
         stop = asyncio.Event()
         bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         server = asyncio.create_task(

@@ -1,8 +1,9 @@
 """Where passthrough requests go: the router (or a model server) behind the coordinator.
 
-:class:`GatewayClient` is the seam: :class:`HttpGatewayClient` calls it over HTTP with keep-alive
-connections (aiohttp); a process that also runs the router can hand in an in-process upstream
-instead, so passthrough costs no loopback hop. A reply streams: its first chunk is forwarded
+:class:`Forwarder` is the seam. :class:`HttpForwarder` forwards over HTTP with keep-alive
+connections (aiohttp). :class:`RouterForwarder` calls the router in this process through its
+in-process interface (:meth:`~sluiceway.router.app.RouterApp.handle_local`), so passthrough
+costs no loopback hop and builds no ASGI scope. A reply streams: its first chunk is forwarded
 before the upstream has finished, and closing it early aborts the upstream call, so a model
 server frees the slot of a client that went away.
 """
@@ -10,15 +11,24 @@ server frees the slot of a client that went away.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, MutableMapping, Sequence
 from typing import Any, Final, Protocol
 
 import aiohttp
-from starlette.types import ASGIApp
 
 from sluiceway.errors import SluicewayError
+from sluiceway.router.app import LocalRequest
+from sluiceway.router.proxy import Send
 
-__all__ = ["HOP_BY_HOP", "GatewayClient", "GatewayReply", "GatewayUnavailable", "HttpGatewayClient"]
+__all__ = [
+    "HOP_BY_HOP",
+    "ForwardFailed",
+    "ForwardedReply",
+    "Forwarder",
+    "HttpForwarder",
+    "LocalRouter",
+    "RouterForwarder",
+]
 
 # Headers that describe one connection, not the message (RFC 9110 7.6.1), plus the ones the
 # HTTP client sets itself.
@@ -37,14 +47,14 @@ HOP_BY_HOP: Final = frozenset(
     }
 )
 _CHUNK: Final = 64 * 1024
-_ASGI_CLOSE_SECONDS: Final = 5.0  # wall seconds an in-process app gets to end after a close
+_CLOSE_SECONDS: Final = 5.0  # wall seconds the in-process router gets to end after a close
 
 
-class GatewayUnavailable(SluicewayError):
+class ForwardFailed(SluicewayError):
     """The upstream could not be reached (connection refused, reset, timed out)."""
 
 
-class GatewayReply(Protocol):
+class ForwardedReply(Protocol):
     """A streamed upstream answer; always :meth:`aclose` it."""
 
     status: int
@@ -55,10 +65,10 @@ class GatewayReply(Protocol):
     async def aclose(self) -> None: ...
 
 
-class GatewayClient(Protocol):
+class Forwarder(Protocol):
     async def open(
         self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
-    ) -> GatewayReply:
+    ) -> ForwardedReply:
         """Send a request (``target`` = path and query) and return once headers arrived."""
         ...
 
@@ -81,8 +91,8 @@ class _AiohttpReply:
             self._response.close()
 
 
-class HttpGatewayClient:
-    """An :class:`GatewayClient` at ``base_url`` over one keep-alive connection pool."""
+class HttpForwarder:
+    """A :class:`Forwarder` to ``base_url`` over one keep-alive connection pool."""
 
     def __init__(self, base_url: str, *, timeout: float) -> None:
         self._base = base_url.rstrip("/")
@@ -99,14 +109,14 @@ class HttpGatewayClient:
 
     async def open(
         self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
-    ) -> GatewayReply:
+    ) -> ForwardedReply:
         sent = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
         try:
             response = await self._client().request(
                 method, self._base + target, headers=sent, data=body or None
             )
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            raise GatewayUnavailable(f"upstream {self._base} unreachable: {exc}") from exc
+            raise ForwardFailed(f"upstream {self._base} unreachable: {exc}") from exc
         return _AiohttpReply(response)
 
     async def aclose(self) -> None:
@@ -114,12 +124,18 @@ class HttpGatewayClient:
             await self._session.close()
 
 
-class _AsgiReply:
+class LocalRouter(Protocol):
+    """The router in this process, as the coordinator calls it (:class:`RouterApp`)."""
+
+    async def handle_local(self, request: LocalRequest, send: Send) -> None: ...
+
+
+class _LocalReply:
     def __init__(
         self,
         status: int,
         headers: list[tuple[str, str]],
-        messages: asyncio.Queue[dict[str, Any]],
+        messages: asyncio.Queue[MutableMapping[str, Any]],
         task: asyncio.Task[None],
         gone: asyncio.Event,
     ) -> None:
@@ -133,78 +149,54 @@ class _AsgiReply:
         while True:
             message = await self._messages.get()
             if message["type"] != "http.response.body":
-                return  # the app ended without finishing its body
+                return  # the router ended without finishing its body
             if body := message.get("body", b""):
                 yield bytes(body)
             if not message.get("more_body", False):
                 return
 
     async def aclose(self) -> None:
-        self._gone.set()  # the app sees http.disconnect, as from a client that left
+        self._gone.set()  # the router sees a caller that left, as from a client disconnect
         if not self._task.done():
-            await asyncio.wait({self._task}, timeout=_ASGI_CLOSE_SECONDS)
+            await asyncio.wait({self._task}, timeout=_CLOSE_SECONDS)
         if not self._task.done():
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
 
-class InProcessGateway:
-    """A :class:`GatewayClient` that calls an ASGI app (the router) in this process: no loopback
-    hop, the same streaming and the same disconnect semantics as over HTTP."""
+class RouterForwarder:
+    """A :class:`Forwarder` that calls the router in this process: no loopback hop, the same
+    streaming and the same disconnect semantics as over HTTP."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self._app = app
+    def __init__(self, router: LocalRouter) -> None:
+        self._router = router
 
     async def open(
         self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
-    ) -> GatewayReply:
-        path, _, query = target.partition("?")
-        scope: dict[str, Any] = {
-            "type": "http",
-            # 2.3: apps listen for http.disconnect while streaming (2.4 apps notice a client
-            # that left only at their next write), so a close aborts them at once.
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": method,
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": query.encode(),
-            "root_path": "",
-            "headers": [
-                (k.lower().encode(), v.encode()) for k, v in headers if k.lower() not in HOP_BY_HOP
-            ],
-            "client": ("127.0.0.1", 0),
-            "server": ("127.0.0.1", 0),
-        }
-        messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    ) -> ForwardedReply:
+        messages: asyncio.Queue[MutableMapping[str, Any]] = asyncio.Queue()
         gone = asyncio.Event()
-        request = [{"type": "http.request", "body": body, "more_body": False}]
+        raw = [(k.lower().encode(), v.encode()) for k, v in headers if k.lower() not in HOP_BY_HOP]
 
-        async def receive() -> dict[str, Any]:
-            if request:
-                return request.pop()
+        async def vanished() -> None:
             await gone.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: dict[str, Any]) -> None:
-            await messages.put(message)
 
         async def run() -> None:
             try:
-                await self._app(scope, receive, send)  # type: ignore[arg-type]
+                request = LocalRequest(method, target, raw, body, vanished)
+                await self._router.handle_local(request, messages.put)
             finally:
-                await messages.put({"type": "sluiceway.app.done"})
+                await messages.put({"type": "sluiceway.router.done"})
 
-        task = asyncio.create_task(run(), name=f"asgi-gateway {method} {path}")
+        task = asyncio.create_task(run(), name=f"router {method} {target}")
         start = await messages.get()
         if start["type"] != "http.response.start":
             await asyncio.gather(task, return_exceptions=True)
-            raise GatewayUnavailable(f"in-process gateway answered nothing for {path}")
+            raise ForwardFailed(f"the in-process router answered nothing for {target}")
         status = int(start["status"])
-        raw = start.get("headers", [])
-        headers_out = [(bytes(k).decode("latin-1"), bytes(v).decode("latin-1")) for k, v in raw]
-        return _AsgiReply(status, headers_out, messages, task, gone)
+        raw_out = start.get("headers", [])
+        headers_out = [(bytes(k).decode("latin-1"), bytes(v).decode("latin-1")) for k, v in raw_out]
+        return _LocalReply(status, headers_out, messages, task, gone)
 
     async def aclose(self) -> None:
         return None
