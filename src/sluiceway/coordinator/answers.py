@@ -9,22 +9,20 @@ status outside 100-599 is 502 ``MALFORMED_RESULT``. Errors use the OpenAI envelo
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Final
 
 from sluiceway.errors import WireError
 from sluiceway.wire import ErrorCode, ResultRecord, decode_result
+from sluiceway.wire.answer import Answer
 from sluiceway.wire.api_errors import error_body
 
 __all__ = [
-    "CoordinatorAnswer",
     "RequestRejected",
     "answer_for_record",
     "pending_answer",
     "rejected_answer",
 ]
 
-JSON: Final = "application/json"
 CLIENT_CLOSED: Final = 499
 
 _STATUS_OF_CODE: Final[dict[str, int]] = {
@@ -33,15 +31,6 @@ _STATUS_OF_CODE: Final[dict[str, int]] = {
     ErrorCode.INVALID_REQUEST: 400,
     ErrorCode.CANCELLED: CLIENT_CLOSED,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class CoordinatorAnswer:
-    """An HTTP answer: status, body bytes and extra headers (content type is JSON)."""
-
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 class RequestRejected(Exception):
@@ -64,14 +53,14 @@ def _type_for(status: int) -> str:
     return "invalid_request_error" if status < 500 else "server_error"
 
 
-def rejected_answer(exc: RequestRejected) -> CoordinatorAnswer:
-    return CoordinatorAnswer(exc.status, error_body(str(exc), type=exc.type, code=exc.code))
+def rejected_answer(exc: RequestRejected) -> Answer:
+    return Answer(exc.status, error_body(str(exc), type=exc.type, code=exc.code))
 
 
-def pending_answer(request_id: str) -> CoordinatorAnswer:
+def pending_answer(request_id: str) -> Answer:
     """``202 {"id", "status": "pending"}`` with the id echoed in ``x-request-id``."""
     body = json.dumps({"id": request_id, "status": "pending"}).encode()
-    return CoordinatorAnswer(202, body, {"x-request-id": request_id})
+    return Answer(202, body).with_headers(("x-request-id", request_id))
 
 
 def is_cancelled_tombstone(raw: str) -> bool:
@@ -82,7 +71,7 @@ def is_cancelled_tombstone(raw: str) -> bool:
         return False
 
 
-def answer_for_record(raw: str) -> CoordinatorAnswer:
+def answer_for_record(raw: str) -> Answer:
     """The HTTP answer a stored result record stands for."""
     try:
         record = decode_result(raw)
@@ -91,15 +80,15 @@ def answer_for_record(raw: str) -> CoordinatorAnswer:
     if record.is_http:
         if not 100 <= record.status_code <= 599:
             return _error(502, "MALFORMED_RESULT", f"stored status {record.status_code}")
-        return CoordinatorAnswer(record.status_code, record.payload.encode())
+        return Answer(record.status_code, record.payload.encode())
     return _failure(record)
 
 
-def _failure(record: ResultRecord) -> CoordinatorAnswer:
+def _failure(record: ResultRecord) -> Answer:
     status = _STATUS_OF_CODE.get(record.error_code, 502)
     code = record.error_code or "INFERENCE_ERROR"
     return _error(status, code, record.error_message or code.lower())
 
 
-def _error(status: int, code: str, message: str) -> CoordinatorAnswer:
-    return CoordinatorAnswer(status, error_body(message, type=_type_for(status), code=code))
+def _error(status: int, code: str, message: str) -> Answer:
+    return Answer(status, error_body(message, type=_type_for(status), code=code))

@@ -28,8 +28,6 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams
 from sluiceway.coordinator.answers import (
-    JSON,
-    CoordinatorAnswer,
     RequestRejected,
     answer_for_record,
     pending_answer,
@@ -48,10 +46,11 @@ from sluiceway.coordinator.intake import (
 from sluiceway.coordinator.mailbox import Lookup, Mailboxes, MailboxState, QueuedRequest
 from sluiceway.coordinator.metrics import CoordinatorMetrics
 from sluiceway.coordinator.passthrough import QuotaKeeper, stamped_headers
-from sluiceway.coordinator.responses import HeldResponse, RelayResponse
+from sluiceway.coordinator.responses import RelayResponse, WaitingResponse
 from sluiceway.coordinator.routes import TenantRoutes
 from sluiceway.errors import BrokerError
 from sluiceway.wire import ErrorCode
+from sluiceway.wire.answer import Answer
 from sluiceway.wire.api_errors import error_body
 
 __all__ = ["Coordinator", "CoordinatorParts"]
@@ -74,8 +73,8 @@ class CoordinatorParts:
     quota: QuotaKeeper
 
 
-def _answer(answer: CoordinatorAnswer) -> Response:
-    return Response(answer.body, answer.status, headers=answer.headers, media_type=JSON)
+def _answer(answer: Answer) -> Response:
+    return Response(answer.body, answer.status, headers=dict(answer.headers))
 
 
 def _target(request: Request) -> str:
@@ -229,7 +228,7 @@ class Coordinator:
             return _answer(pending_answer(request_id))
         if found.state is MailboxState.READY and found.record is not None:
             return await self._deliver(tenant, request_id, found.record, mode="wait")
-        return self._held(tenant, request_id, deadline=queued.deadline)
+        return self._wait_for_result(tenant, request_id, deadline=queued.deadline)
 
     def _queued_request(
         self, request: Request, body: RequestBody, mode: AsyncMode, tenant: str, rid: str
@@ -257,17 +256,17 @@ class Coordinator:
             headers=forwarded,
         )
 
-    def _held(self, tenant: str, request_id: str, *, deadline: float) -> Response:
+    def _wait_for_result(self, tenant: str, request_id: str, *, deadline: float) -> Response:
         cap = self._params.wait_cap_seconds
         now = self._parts.clock.now()
         until = deadline if cap is None else min(deadline, now + cap)
         mailboxes = self._parts.mailboxes
-        self.metrics.held.inc()
+        self.metrics.waiting.inc()
 
-        async def hold() -> CoordinatorAnswer:
+        async def outcome() -> Answer:
             try:
                 record = await _until_set(
-                    mailboxes.hold(tenant, request_id, until=until), self._draining
+                    mailboxes.wait_for_result(tenant, request_id, until=until), self._draining
                 )
                 if record is None and self.draining:
                     return pending_answer(request_id)
@@ -278,14 +277,12 @@ class Coordinator:
             except BrokerError as exc:
                 return _lookup_failed(exc)
             finally:
-                self.metrics.held.dec()
+                self.metrics.waiting.dec()
             if until < deadline:  # the wait cap: still fetchable later
                 self.metrics.answered("wait", 202)
                 return pending_answer(request_id)
             self.metrics.answered("wait", 504)
-            return CoordinatorAnswer(
-                504, error_body("deadline exceeded", type="server_error", code=_DEADLINE)
-            )
+            return Answer(504, error_body("deadline exceeded", type="server_error", code=_DEADLINE))
 
         async def left() -> None:
             self.metrics.answered("wait", 499)
@@ -294,7 +291,7 @@ class Coordinator:
             except BrokerError as exc:
                 log.warning("cancel of %s after a disconnect failed: %s", request_id, exc)
 
-        return HeldResponse(hold, left)
+        return WaitingResponse(outcome, left)
 
     async def _deliver(self, tenant: str, request_id: str, record: str, *, mode: str) -> Response:
         answer = answer_for_record(record)
@@ -370,9 +367,7 @@ async def _nothing() -> None:
 async def _internal_error(request: Request, exc: Exception) -> Response:
     """A bug still answers in the OpenAI envelope (and is logged with its traceback)."""
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return _answer(
-        CoordinatorAnswer(500, error_body("internal error", type="server_error", code="internal"))
-    )
+    return _answer(Answer(500, error_body("internal error", type="server_error", code="internal")))
 
 
 async def _until_set(work: Awaitable[str | None], event: asyncio.Event) -> str | None:
@@ -393,6 +388,6 @@ def _too_large(limit: int) -> RequestRejected:
     return RequestRejected(413, "body_too_large", f"request body over {limit} bytes")
 
 
-def _lookup_failed(exc: BrokerError) -> CoordinatorAnswer:
+def _lookup_failed(exc: BrokerError) -> Answer:
     log.warning("result lookup failed: %s", exc)
-    return CoordinatorAnswer(500, error_body(str(exc), type="server_error", code="LOOKUP_FAILED"))
+    return Answer(500, error_body(str(exc), type="server_error", code="LOOKUP_FAILED"))

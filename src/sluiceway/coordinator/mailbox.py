@@ -35,6 +35,8 @@ BACKSTOP_SECONDS: Final = 15.0  # wall seconds between looks while notifications
 
 
 def envelope_id(tenant: str, request_id: str) -> str:
+    """The queued envelope's id: ``<tenant>:<request id>``, so two tenants that pick the same
+    id never share a queue entry, a result or a mailbox. Callers see only their own id."""
     return f"{tenant}:{request_id}"
 
 
@@ -130,7 +132,7 @@ class Mailboxes:
             data, queue=req.queue, result_queue=mailbox_key(req.tenant, req.request_id)
         )
 
-    async def hold(self, tenant: str, request_id: str, *, until: float) -> str | None:
+    async def wait_for_result(self, tenant: str, request_id: str, *, until: float) -> str | None:
         """The request's result once it lands, or None at ``until`` (scaled Unix seconds)."""
         box = mailbox_key(tenant, request_id)
         look = True

@@ -20,7 +20,7 @@ class CoordinatorMetrics:
             ["mode", "status"],
             registry=self.registry,
         )
-        self.held = Gauge(
+        self.waiting = Gauge(
             names.COORDINATOR_HELD_CONNECTIONS,
             "Wait-mode connections held open right now",
             registry=self.registry,

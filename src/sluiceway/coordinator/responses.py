@@ -15,10 +15,10 @@ from typing import TypeVar
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from sluiceway.coordinator.answers import JSON, CoordinatorAnswer
 from sluiceway.coordinator.forwarding import ForwardedReply
+from sluiceway.wire.answer import Answer, send_answer
 
-__all__ = ["HeldResponse", "RelayResponse", "send_coordinator_answer"]
+__all__ = ["RelayResponse", "WaitingResponse"]
 
 T = TypeVar("T")
 
@@ -44,32 +44,24 @@ async def _unless_disconnected(work: Awaitable[T], receive: Receive) -> tuple[bo
     return True, task.result()
 
 
-async def send_coordinator_answer(send: Send, answer: CoordinatorAnswer) -> None:
-    headers = [(b"content-type", JSON.encode())]
-    headers += [(k.encode(), v.encode()) for k, v in answer.headers.items()]
-    headers.append((b"content-length", str(len(answer.body)).encode()))
-    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-    await send({"type": "http.response.body", "body": answer.body})
-
-
-class HeldResponse(Response):
-    """Holds the connection while ``hold()`` works out the answer; ``on_disconnect()`` runs
-    when the client leaves first."""
+class WaitingResponse(Response):
+    """Keeps the connection open while ``outcome()`` works out the answer; ``on_disconnect()``
+    runs when the client leaves first."""
 
     def __init__(
         self,
-        hold: Callable[[], Awaitable[CoordinatorAnswer]],
+        outcome: Callable[[], Awaitable[Answer]],
         on_disconnect: Callable[[], Awaitable[None]],
     ) -> None:
-        self._hold = hold
+        self._outcome = outcome
         self._on_disconnect = on_disconnect
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        finished, answer = await _unless_disconnected(self._hold(), receive)
+        finished, answer = await _unless_disconnected(self._outcome(), receive)
         if not finished or answer is None:
             await self._on_disconnect()
             return
-        await send_coordinator_answer(send, answer)
+        await send_answer(send, answer)
 
 
 class RelayResponse(Response):

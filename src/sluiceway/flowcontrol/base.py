@@ -22,10 +22,10 @@ __all__ = [
     "BandQueue",
     "CapacityView",
     "DropReason",
+    "DropStatus",
     "EndpointSnapshot",
     "FairnessPolicy",
     "Finalized",
-    "FlowAnswer",
     "FlowKey",
     "Item",
     "ItemState",
@@ -69,7 +69,7 @@ class DropReason(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class FlowAnswer:
+class DropStatus:
     """What the router answers for a drop: status code and dropped-reason header (or None)."""
 
     status: int
@@ -80,22 +80,22 @@ _TOO_MANY = 429
 _UNAVAILABLE = 503
 
 
-def _http_for(outcome: Outcome, pool_empty: bool, shutting_down: bool) -> FlowAnswer | None:
+def _http_for(outcome: Outcome, pool_empty: bool, shutting_down: bool) -> DropStatus | None:
     if outcome is Outcome.DISPATCHED:
         return None
     if shutting_down:
-        return FlowAnswer(_UNAVAILABLE, DropReason.SHUTTING_DOWN)
+        return DropStatus(_UNAVAILABLE, DropReason.SHUTTING_DOWN)
     if outcome is Outcome.REJECTED_CAPACITY:
-        return FlowAnswer(_TOO_MANY, DropReason.SATURATED)
+        return DropStatus(_TOO_MANY, DropReason.SATURATED)
     if outcome in (Outcome.REJECTED_NO_ENDPOINTS, Outcome.EVICTED_NO_ENDPOINTS):
-        return FlowAnswer(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
+        return DropStatus(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
     if outcome is Outcome.EVICTED_TTL:
         if pool_empty:
-            return FlowAnswer(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
-        return FlowAnswer(_TOO_MANY, DropReason.TTL_EXPIRED)
+            return DropStatus(_UNAVAILABLE, DropReason.NO_ENDPOINTS)
+        return DropStatus(_TOO_MANY, DropReason.TTL_EXPIRED)
     if outcome is Outcome.EVICTED_CONTEXT_CANCELLED:
-        return FlowAnswer(_UNAVAILABLE, DropReason.CONTEXT_CANCELLED)
-    return FlowAnswer(500, None)
+        return DropStatus(_UNAVAILABLE, DropReason.CONTEXT_CANCELLED)
+    return DropStatus(500, None)
 
 
 class FlowKey(NamedTuple):
@@ -215,7 +215,7 @@ class Finalized(NamedTuple):
     pool_empty: bool = False
     shutting_down: bool = False
 
-    def http(self) -> FlowAnswer | None:
+    def http(self) -> DropStatus | None:
         """The HTTP answer for a drop (docs/design-rules.md rule 22); None when dispatched."""
         return _http_for(self.outcome, self.pool_empty, self.shutting_down)
 

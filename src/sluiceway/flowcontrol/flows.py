@@ -10,10 +10,10 @@ import heapq
 
 from sluiceway.flowcontrol.base import FlowKey, Item, ItemState
 
-__all__ = ["Entry", "Flow", "compact", "has_live", "pop_live"]
+__all__ = ["Flow", "HeapEntry", "compact", "has_live", "pop_live"]
 
 # (ordering key, arrival sequence, item): the sequence breaks ties so items never compare.
-Entry = tuple[tuple[float, float], int, Item]
+HeapEntry = tuple[tuple[float, float], int, Item]
 
 _MIN_COMPACT = 64
 
@@ -40,7 +40,7 @@ class Flow:
 
     def __init__(self, key: FlowKey, now: float) -> None:
         self.key = key
-        self.heap: list[Entry] = []
+        self.heap: list[HeapEntry] = []
         self.queued = 0
         self.bytes = 0
         self.inflight = 0
@@ -58,7 +58,7 @@ class Flow:
         return f"Flow({self.key}, queued={self.queued}, inflight={self.inflight})"
 
 
-def pop_live(heap: list[Entry]) -> Item | None:
+def pop_live(heap: list[HeapEntry]) -> Item | None:
     """Pop the first entry whose item is still queued; None when none is left."""
     while heap:
         item = heapq.heappop(heap)[2]
@@ -67,14 +67,14 @@ def pop_live(heap: list[Entry]) -> Item | None:
     return None
 
 
-def has_live(heap: list[Entry]) -> bool:
+def has_live(heap: list[HeapEntry]) -> bool:
     """Drop stale heads; True when a queued item remains."""
     while heap and heap[0][2].state is not ItemState.QUEUED:
         heapq.heappop(heap)
     return bool(heap)
 
 
-def compact(heap: list[Entry], live: int) -> None:
+def compact(heap: list[HeapEntry], live: int) -> None:
     """Rebuild ``heap`` in place without stale entries once they outnumber the live ones."""
     if len(heap) < _MIN_COMPACT or len(heap) <= 2 * live:
         return

@@ -22,20 +22,20 @@ import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from sluiceway.router.gateway import Gateway, RawHeaders, Receive, Vanished
-from sluiceway.router.outcomes import Answer, error_answer
-from sluiceway.router.proxy import Send, send_answer
+from sluiceway.router.outcomes import error_answer
+from sluiceway.router.proxy import Send
 from sluiceway.wire import headers as h
+from sluiceway.wire.answer import Answer, send_answer
 
 __all__ = ["ASGIApp", "LocalRequest", "RouterApp"]
 
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 
 _GENERATE = frozenset({"/v1/completions", "/v1/chat/completions"})
-_JSON = ((b"content-type", b"application/json"),)
 
 
 def _json(status: int, body: dict[str, Any]) -> Answer:
-    return Answer(status, _JSON, orjson.dumps(body))
+    return Answer(status, orjson.dumps(body))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +113,7 @@ class RouterApp:
             await self.gateway.models(send)
         elif path == "/metrics":
             body = generate_latest(self.gateway.metrics.registry)
-            ctype = CONTENT_TYPE_LATEST.encode()
-            await send_answer(send, Answer(200, ((b"content-type", ctype),), body))
+            await send_answer(send, Answer(200, body, (("content-type", CONTENT_TYPE_LATEST),)))
         elif path == "/healthz":
             await send_answer(send, _json(200, {"status": "ok"}))
         elif path == "/readyz":

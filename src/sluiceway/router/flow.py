@@ -31,10 +31,11 @@ from sluiceway.flowcontrol.saturation import UtilizationDetector, staged_view
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.identity import Identity
 from sluiceway.router.metrics import RouterMetrics
-from sluiceway.router.outcomes import Answer, error_answer, evicted_answer, finalized_answer
+from sluiceway.router.outcomes import error_answer, evicted_answer, finalized_answer
 from sluiceway.router.pool import EndpointPool
 from sluiceway.router.request_facts import RequestFacts
 from sluiceway.wire import headers as h
+from sluiceway.wire.answer import Answer
 
 __all__ = ["RouterFlow"]
 

@@ -37,12 +37,13 @@ from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.objectives import ObjectiveTable
 from sluiceway.router.outcomes import error_answer, evicted_answer, shutting_down
 from sluiceway.router.pool import EndpointPool, PoolMember
-from sluiceway.router.proxy import Send, forward_headers, relay, send_answer
+from sluiceway.router.proxy import Send, forward_headers, relay
 from sluiceway.router.request_facts import BadRequest, RequestFacts, read_request_facts
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.sse import EVICTED_EVENT
 from sluiceway.router.trust import HeaderTrust
 from sluiceway.wire import headers as h
+from sluiceway.wire.answer import send_answer
 
 __all__ = ["Gateway", "RawHeaders", "Receive", "Vanished"]
 

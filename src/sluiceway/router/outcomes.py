@@ -7,18 +7,16 @@ is ``{"error": {"message", "type", "code"}}``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import orjson
 
 from sluiceway.flowcontrol.base import Finalized
 from sluiceway.router.sse import EVICTED_MESSAGE
 from sluiceway.wire import headers as h
+from sluiceway.wire.answer import Answer
 
-__all__ = ["Answer", "error_answer", "evicted_answer", "finalized_answer", "shutting_down"]
+__all__ = ["error_answer", "evicted_answer", "finalized_answer", "shutting_down"]
 
-_JSON = b"application/json"
-_TEXT = b"text/plain; charset=utf-8"
+_TEXT = "text/plain; charset=utf-8"
 _TYPES = {
     400: "BadRequestError",
     404: "NotFoundError",
@@ -36,24 +34,13 @@ _MESSAGES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A complete response: status, raw headers, body."""
-
-    status: int
-    headers: tuple[tuple[bytes, bytes], ...]
-    body: bytes
-
-
 def error_answer(status: int, message: str, reason: str | None = None) -> Answer:
     """An OpenAI error envelope, with the dropped-reason header when ``reason`` is given."""
     body = orjson.dumps(
         {"error": {"message": message, "type": _TYPES.get(status, "APIError"), "code": status}}
     )
-    headers: list[tuple[bytes, bytes]] = [(b"content-type", _JSON)]
-    if reason is not None:
-        headers.append((h.DROPPED_REASON.encode(), reason.encode()))
-    return Answer(status, tuple(headers), body)
+    answer = Answer(status, body)
+    return answer if reason is None else answer.with_headers((h.DROPPED_REASON, reason))
 
 
 def finalized_answer(done: Finalized) -> Answer:
@@ -68,8 +55,8 @@ def finalized_answer(done: Finalized) -> Answer:
 
 def evicted_answer() -> Answer:
     """429 with upstream's literal body and the ``evicted`` reason."""
-    headers = ((b"content-type", _TEXT), (h.DROPPED_REASON.encode(), h.REASON_EVICTED.encode()))
-    return Answer(429, headers, EVICTED_MESSAGE.encode())
+    headers = (("content-type", _TEXT), (h.DROPPED_REASON, h.REASON_EVICTED))
+    return Answer(429, EVICTED_MESSAGE.encode(), headers)
 
 
 def shutting_down() -> Answer:

@@ -13,10 +13,9 @@ from typing import Any
 import aiohttp
 
 from sluiceway.router.exchange import Exchange
-from sluiceway.router.outcomes import Answer
 from sluiceway.router.sse import SseRelay, usage_from_body
 
-__all__ = ["Send", "forward_headers", "relay", "send_answer"]
+__all__ = ["Send", "forward_headers", "relay"]
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
@@ -51,13 +50,6 @@ _EVENT_STREAM = "text/event-stream"
 def forward_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
     """Request headers for upstream (hop-by-hop ones dropped)."""
     return {n.decode("latin-1"): v.decode("latin-1") for n, v in raw if n not in _SKIP_REQUEST}
-
-
-async def send_answer(send: Send, answer: Answer) -> None:
-    """Send a complete response the router made itself."""
-    headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
-    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-    await send({"type": "http.response.body", "body": answer.body})
 
 
 def _response_head(resp: aiohttp.ClientResponse) -> list[tuple[bytes, bytes]]:

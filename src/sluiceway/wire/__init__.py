@@ -11,7 +11,8 @@ Files: ``envelope`` (the queue entry, in llm-d-async's format), ``result`` (the 
 pushed to a result list), ``codes`` (result error codes and their default messages), ``headers``
 (HTTP header names and values other systems read), ``lanes`` (the six strict lanes of the
 tier-priority merge), ``api_errors`` (the OpenAI error envelope every sluiceway HTTP server
-answers errors in).
+answers errors in), ``answer`` (the one shape of an HTTP answer sluiceway makes itself, and
+sending it on raw ASGI).
 """
 
 from __future__ import annotations

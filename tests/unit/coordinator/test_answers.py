@@ -50,7 +50,7 @@ def test_pending_echoes_the_id() -> None:
     answer = pending_answer("abc")
     assert answer.status == 202
     assert json.loads(answer.body) == {"id": "abc", "status": "pending"}
-    assert answer.headers == {"x-request-id": "abc"}
+    assert dict(answer.headers) == {"content-type": "application/json", "x-request-id": "abc"}
 
 
 def test_rejections_carry_status_type_and_code() -> None:

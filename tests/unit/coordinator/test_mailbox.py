@@ -87,12 +87,12 @@ async def test_states_pending_ready_then_gone_after_a_zero_grace_delivery() -> N
     assert (await mb.lookup("batch", "r1")).state is MailboxState.UNKNOWN
 
 
-async def test_hold_wakes_when_the_result_lands_and_times_out_at_until() -> None:
+async def test_wait_for_result_wakes_when_the_result_lands_and_times_out_at_until() -> None:
     broker, clock = MemoryBroker(), RealClock()
     mb = boxes(broker)
     await mb.attach_or_submit(queued(), reattach=False)
-    assert await mb.hold("batch", "r1", until=clock.now() + 0.05) is None
-    held = asyncio.create_task(mb.hold("batch", "r1", until=clock.now() + 30))
+    assert await mb.wait_for_result("batch", "r1", until=clock.now() + 0.05) is None
+    held = asyncio.create_task(mb.wait_for_result("batch", "r1", until=clock.now() + 30))
     await asyncio.sleep(0.02)
     await answer(broker, ResultRecord.ok("batch:r1", 200, '{"x": 1}'))
     record = await asyncio.wait_for(held, 5)

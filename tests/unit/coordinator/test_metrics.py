@@ -24,9 +24,9 @@ def test_answers_are_counted_by_mode_and_status() -> None:
 
 def test_held_connections_go_up_and_down() -> None:
     metrics = CoordinatorMetrics()
-    metrics.held.inc()
-    metrics.held.inc()
-    metrics.held.dec()
+    metrics.waiting.inc()
+    metrics.waiting.inc()
+    metrics.waiting.dec()
     assert metrics.registry.get_sample_value(names.COORDINATOR_HELD_CONNECTIONS) == 1
 
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from sluiceway.flowcontrol import DropReason, Finalized, Outcome
-from sluiceway.flowcontrol.base import FlowAnswer, FlowKey, Request
+from sluiceway.flowcontrol.base import DropStatus, FlowKey, Request
 from sluiceway.wire import headers
 
 
@@ -62,7 +62,7 @@ def test_drop_reasons_are_the_wire_values() -> None:
 
 def test_an_answer_is_a_status_and_a_reason() -> None:
     got = Finalized("r", Outcome.REJECTED_CAPACITY, "t", 0, 0, 0.0).http()
-    assert got == FlowAnswer(429, DropReason.SATURATED)
+    assert got == DropStatus(429, DropReason.SATURATED)
     assert Finalized("r", Outcome.DISPATCHED, "t", 0, 0, 0.0).http() is None
 
 

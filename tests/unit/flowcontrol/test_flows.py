@@ -5,14 +5,14 @@ from __future__ import annotations
 import heapq
 
 from sluiceway.flowcontrol.base import FlowKey, Item, ItemState, Request
-from sluiceway.flowcontrol.flows import Entry, Flow, compact, has_live, pop_live
+from sluiceway.flowcontrol.flows import Flow, HeapEntry, compact, has_live, pop_live
 
 
 def queue(flow: Flow, n: int) -> list[Item]:
     items = []
     for seq in range(n):
         item = Item(Request(f"r{seq}"), flow, band=0, enqueue_time=float(seq), ttl=0.0, seq=seq)
-        entry: Entry = (item.key, seq, item)
+        entry: HeapEntry = (item.key, seq, item)
         heapq.heappush(flow.heap, entry)
         items.append(item)
     return items

@@ -42,7 +42,7 @@ def _definitions(names: Callable[[ast.Module], list[str]] = _classes) -> dict[st
 def test_the_scan_finds_the_classes() -> None:
     where = _definitions()
     assert where["FlowController"] == ["flowcontrol/controller.py"]
-    assert where["FlowAnswer"] == ["flowcontrol/base.py"]
+    assert where["DropStatus"] == ["flowcontrol/base.py"]
     assert len(where) > 100
 
 

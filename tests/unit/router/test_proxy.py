@@ -3,10 +3,7 @@ runs against real servers in tests/integration/router/test_router_openai.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from sluiceway.router.outcomes import Answer
-from sluiceway.router.proxy import forward_headers, send_answer
+from sluiceway.router.proxy import forward_headers
 
 
 def test_connection_headers_stay_behind_and_the_rest_is_forwarded() -> None:
@@ -24,18 +21,3 @@ def test_connection_headers_stay_behind_and_the_rest_is_forwarded() -> None:
         "authorization": "Bearer k",
         "x-caf\u00c3\u00a9": "v\u00e9",
     }
-
-
-async def test_an_answer_of_its_own_carries_its_length() -> None:
-    sent: list[dict[str, Any]] = []
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    body = b'{"error":{"message":"saturated"}}'
-    await send_answer(send, Answer(429, ((b"content-type", b"application/json"),), body))
-    start, payload = sent
-    assert start["status"] == 429
-    assert (b"content-length", str(len(body)).encode()) in start["headers"]
-    assert (b"content-type", b"application/json") in start["headers"]
-    assert payload == {"type": "http.response.body", "body": body}

@@ -10,7 +10,7 @@ import heapq
 from dataclasses import dataclass
 
 from sluiceway.flowcontrol.base import Item, Usage
-from sluiceway.flowcontrol.flows import Entry, compact, pop_live
+from sluiceway.flowcontrol.flows import HeapEntry, compact, pop_live
 
 __all__ = ["GlobalStrict", "GlobalStrictBand"]
 
@@ -21,7 +21,7 @@ class GlobalStrictBand:
     __slots__ = ("_heap", "_live")
 
     def __init__(self) -> None:
-        self._heap: list[Entry] = []
+        self._heap: list[HeapEntry] = []
         self._live = 0
 
     def push(self, item: Item) -> None:
