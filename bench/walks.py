@@ -131,7 +131,7 @@ def _chat(model: str, stream: bool) -> dict[str, Any]:
     }
 
 
-async def _walks(repeats: int) -> dict[str, list[Walk]]:
+async def count_walks(repeats: int) -> dict[str, list[Walk]]:
     found: dict[str, list[Walk]] = {"entry": [], "chat": [], "wait": []}
     clock = RealClock(scale=1.0)
     async with (
@@ -175,7 +175,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--files", action="store_true", help="list the files of each walk")
     ap.add_argument("--pairs", action="store_true", help="round trips by package pair")
     args = ap.parse_args(argv)
-    found = asyncio.run(_walks(args.repeats))
+    found = asyncio.run(count_walks(args.repeats))
     entry, chat, wait = (_least(found[k]) for k in ("entry", "chat", "wait"))
     added = wait.files - entry.files - chat.files
     print(f"sluiceway at {ROOT}")
