@@ -3,7 +3,8 @@
 The whole upstream file loads: ``server.*``, ``gateway.address`` (the passthrough target),
 ``pipeline`` (``async-broker`` first; later steps accepted and ignored with a warning) and the
 ``async-broker`` parameters. A file holding only the parameter block loads too. sluiceway adds
-``upstream_url`` (overrides ``gateway.address``) and ``api_keys`` (key -> tenant).
+``upstream_url`` (overrides ``gateway.address``), ``api_keys`` (key -> tenant) and
+``patience`` (deadlines cut to each tenant's learned patience).
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ class Timeouts(StrictModel):
         return self.enqueue.default_seconds or 3600.0, self.enqueue.max_seconds
 
 
+class Patience(StrictModel):
+    """sluiceway: learn each tenant's patience from its wait-mode clients that hang up, and cut
+    their deadlines to it (docs/coordinator.md, "Patience")."""
+
+    learn: bool = True
+    min_samples: FlexInt = Field(default=5, ge=1)
+    window: FlexInt = Field(default=32, ge=1)
+    quantile: FlexFloat = Field(default=0.5, ge=0, le=1)
+    max_age_seconds: FlexFloat = Field(default=600.0, gt=0)
+
+
 class AsyncBrokerParams(StrictModel):
     """The ``async-broker`` step's parameters (upstream names; header names lower-cased)."""
 
@@ -90,6 +102,7 @@ class AsyncBrokerParams(StrictModel):
     fairness_header: str = headers.FAIRNESS_ID
     quota: QuotaParams = Field(default_factory=QuotaParams)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    patience: Patience = Field(default_factory=Patience)
     wait_cap_seconds: FlexFloat | None = Field(default=None, gt=0)
     fetch_grace_seconds: FlexFloat = Field(default=60.0, ge=0)
     wakeup_mode: Literal["auto", "notify", "poll"] = "auto"

@@ -6,7 +6,7 @@ The path of a request, by file:
    without one is forwarded untouched through ``forwarding.py``.
 2. ``identity.py``: the tenant (API key, or the trusted tenant header).
 3. ``intake.py``: body, model (``routes.py``: served models, queue and tier), request id,
-   deadline.
+   deadline (a wait-mode deadline cut to the tenant's patience learned by ``patience.py``).
 4. passthrough: ``passthrough.py`` classifies against the tenant's quota and stamps objective
    and fairness headers; ``forwarding.py`` calls the router (over HTTP, or in process when
    mounted in it); ``responses.py`` relays the stream

@@ -19,6 +19,7 @@ from sluiceway.wire.api_errors import error_body
 __all__ = [
     "RequestRejected",
     "answer_for_record",
+    "body_too_large",
     "pending_answer",
     "rejected_answer",
 ]
@@ -51,6 +52,10 @@ def _type_for(status: int) -> str:
     if status == 429:
         return "rate_limit_error"
     return "invalid_request_error" if status < 500 else "server_error"
+
+
+def body_too_large(limit: int) -> RequestRejected:
+    return RequestRejected(413, "body_too_large", f"request body over {limit} bytes")
 
 
 def rejected_answer(exc: RequestRejected) -> Answer:

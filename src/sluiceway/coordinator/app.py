@@ -30,6 +30,7 @@ from sluiceway.config.coordinator import AsyncBrokerParams
 from sluiceway.coordinator.answers import (
     RequestRejected,
     answer_for_record,
+    body_too_large,
     pending_answer,
     rejected_answer,
 )
@@ -46,6 +47,7 @@ from sluiceway.coordinator.intake import (
 from sluiceway.coordinator.mailbox import Lookup, Mailboxes, MailboxState, QueuedRequest
 from sluiceway.coordinator.metrics import CoordinatorMetrics
 from sluiceway.coordinator.passthrough import QuotaKeeper, stamped_headers
+from sluiceway.coordinator.patience import PatienceBook, patience_settings
 from sluiceway.coordinator.responses import RelayResponse, WaitingResponse
 from sluiceway.coordinator.routes import TenantRoutes
 from sluiceway.errors import BrokerError
@@ -100,6 +102,8 @@ class Coordinator:
         )
         self._max_body = max_body_bytes
         self.metrics = CoordinatorMetrics()
+        self.patience = PatienceBook(patience_settings(params.patience))
+        self.metrics.watch_patience(self.patience, parts.clock)
         self._draining = asyncio.Event()
 
     @property
@@ -153,13 +157,13 @@ class Coordinator:
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._max_body:
-            raise _too_large(self._max_body)
+            raise body_too_large(self._max_body)
         chunks: list[bytes] = []
         size = 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > self._max_body:
-                raise _too_large(self._max_body)
+                raise body_too_large(self._max_body)
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -237,6 +241,9 @@ class Coordinator:
         if not placement.queue:
             raise RequestRejected(400, "no_queue", f"tenant {tenant!r} is served live only")
         timeout = timeout_of(request.headers.get(self._params.timeout_header), mode, self._params)
+        now = self._parts.clock.now()
+        if mode is AsyncMode.WAIT:
+            timeout = self.patience.deadline_seconds(tenant, timeout, now)
         metadata = {self._params.quota.attribute: tenant}
         if traceparent := request.headers.get("traceparent"):
             metadata["traceparent"] = traceparent
@@ -250,7 +257,7 @@ class Coordinator:
             request_id=rid,
             queue=placement.queue,
             payload=body.doc,
-            deadline=self._parts.clock.now() + timeout,
+            deadline=now + timeout,
             endpoint=request.url.path,
             metadata=metadata,
             headers=forwarded,
@@ -286,6 +293,8 @@ class Coordinator:
 
         async def left() -> None:
             self.metrics.answered("wait", 499)
+            gone = self._parts.clock.now()
+            self.patience.observe(tenant, gone - now, gone)
             try:
                 await mailboxes.cancel(tenant, request_id)
             except BrokerError as exc:
@@ -382,10 +391,6 @@ async def _until_set(work: Awaitable[str | None], event: asyncio.Event) -> str |
             task.cancel()
         await asyncio.gather(task, stop, return_exceptions=True)
     return None if task.cancelled() else task.result()
-
-
-def _too_large(limit: int) -> RequestRejected:
-    return RequestRejected(413, "body_too_large", f"request body over {limit} bytes")
 
 
 def _lookup_failed(exc: BrokerError) -> Answer:

@@ -148,3 +148,4 @@ def router_metric(name: str, *, deprecated: bool = False) -> str:
 # -- Coordinator: sluiceway's own (the upstream step exports none) --------------------------
 COORDINATOR_REQUESTS_TOTAL: Final = "sluiceway_coordinator_requests_total"
 COORDINATOR_HELD_CONNECTIONS: Final = "sluiceway_coordinator_held_connections"
+COORDINATOR_LEARNED_PATIENCE: Final = "sluiceway_coordinator_learned_patience_seconds"

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.broker.base import Broker
 from sluiceway.broker.memory import MemoryBroker
-from sluiceway.clock import RealClock
+from sluiceway.clock import Clock, RealClock
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.documents import read_document
 from sluiceway.coordinator.app import Coordinator
@@ -43,6 +43,7 @@ class Front:
     broker: Broker
     coordinator: Coordinator
     processor: Processor
+    clock: Clock
     seen: list[dict[str, str]] = field(default_factory=list)  # labels of every model start
 
 
@@ -85,7 +86,7 @@ async def running_front(
         )
         server = await start_server(coordinator.app(), name="coordinator")
         stack.push_async_callback(server.stop)
-        front = Front(server.url, sim, broker, coordinator, processor)
+        front = Front(server.url, sim, broker, coordinator, processor, clock)
         sim.engines[0].labels.subscribe(
             lambda delta, labels: front.seen.append(dict(labels)) if delta > 0 else None
         )
