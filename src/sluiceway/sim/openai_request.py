@@ -13,7 +13,7 @@ from typing import Any, Literal
 import orjson
 
 from sluiceway.sim.config import SimConfig
-from sluiceway.sim.tokenizer import chat_prompt, content_text, detokenize_one, tokenize
+from sluiceway.sim.tokenizer import chat_prompt, content_text, detokenize, tokenize
 
 __all__ = ["MAX_LOGPROBS", "ApiError", "Kind", "Parsed", "parse_request"]
 
@@ -206,7 +206,7 @@ def _echo_text(data: dict[str, Any], kind: Kind) -> str:
         prompt = (
             prompt[0] if isinstance(prompt, list) and isinstance(prompt[0], str | list) else prompt
         )
-        return prompt if isinstance(prompt, str) else "".join(detokenize_one(t) for t in prompt)
+        return prompt if isinstance(prompt, str) else detokenize(prompt)
     last = data["messages"][-1]
     if last.get("role") != "assistant":
         return ""

@@ -12,7 +12,7 @@ import orjson
 
 from sluiceway.sim.openai_request import ApiError, Kind
 from sluiceway.sim.stop_strings import StopCut
-from sluiceway.sim.tokenizer import detokenize_one, word_json
+from sluiceway.sim.tokenizer import detokenize_one, nearby_token, word_json
 from sluiceway.wire.api_errors import error_document
 
 __all__ = ["DONE_EVENT", "AnswerFormat", "ChunkFormat", "api_error_body", "usage"]
@@ -200,7 +200,9 @@ def _logprob(token: int) -> float:
 def _alternatives(token: int, count: int) -> list[tuple[str, float]]:
     """``count`` other words, each less likely than the last (the chosen one is likelier)."""
     base = _logprob(token)
-    return [(detokenize_one(token + 1 + j), base - 1.0 - 0.5 * j) for j in range(count)]
+    return [
+        (detokenize_one(nearby_token(token, 1 + j)), base - 1.0 - 0.5 * j) for j in range(count)
+    ]
 
 
 def _completion_top(token: int, text: str, top: int) -> dict[str, float]:

@@ -1,27 +1,41 @@
 """A deterministic stand-in tokenizer: same text, same token ids, in every process and run.
 
-Words and punctuation marks are tokens; ids come from a stable hash (CRC-32), never from
+Words (runs of word characters) and single punctuation marks are tokens; whitespace only
+separates them and is never part of one. Ids come from a stable hash (CRC-32), never from
 Python's randomised ``hash``. Generated text is drawn from a small vocabulary, each token
-rendered as one word so that one streamed event carries one token.
+rendered as a leading space and one word so that one streamed event carries one token.
+
+Why resumes hit the prefix cache (vLLM re-tokenizes what a client sends back):
+
+* Prefix stability. ``tokenize(a + b) == tokenize(a) + tokenize(b)`` whenever the join is not
+  inside a word, i.e. unless ``a`` ends and ``b`` starts with a word character. Generated text
+  always starts with a space, so a prompt followed by generated text tokenizes as the prompt
+  alone followed by the generated tokens.
+* Round trip. A generated token's id is the id ``tokenize`` gives its text, so
+  ``tokenize(detokenize(ids)) == ids`` for every token the simulator generates.
 """
 
 from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 __all__ = [
     "VOCAB_SIZE",
     "chat_prompt",
     "content_text",
+    "detokenize",
     "detokenize_one",
+    "nearby_token",
     "output_salt",
     "output_token",
     "tokenize",
     "word_json",
 ]
+
+T = TypeVar("T")
 
 VOCAB_SIZE: Final = 32_000
 _TOKEN_RE: Final = re.compile(r"\w+|[^\w\s]")
@@ -33,6 +47,7 @@ _WORD_TEXT: Final = (
 )
 _TEXTS: Final = tuple(" " + word for word in _WORD_TEXT.split())
 _JSON: Final = tuple(b'"' + text.encode() + b'"' for text in _TEXTS)  # plain words: no escapes
+_WORDS: Final = len(_TEXTS)
 
 
 def tokenize(text: str) -> list[int]:
@@ -40,8 +55,31 @@ def tokenize(text: str) -> list[int]:
     return [zlib.crc32(piece.encode()) % VOCAB_SIZE for piece in _TOKEN_RE.findall(text)]
 
 
+# The id each vocabulary word tokenizes to (distinct: tests/unit/sim/test_tokenizer.py checks).
+_WORD_IDS: Final = tuple(tokenize(text)[0] for text in _TEXTS)
+
+
+def _by_id(values: Sequence[T]) -> tuple[T, ...]:
+    """A table over all ids: a vocabulary word's ``values`` entry at its own id; any other id
+    ``i`` (a client's token-id prompt) gets entry ``i mod len(values)``."""
+    table = [*values] * -(-VOCAB_SIZE // len(values))  # entry i is values[i % len(values)]
+    del table[VOCAB_SIZE:]
+    for index, token_id in enumerate(_WORD_IDS):
+        table[token_id] = values[index]
+    return tuple(table)
+
+
+_TEXT_OF: Final = _by_id(_TEXTS)
+_JSON_OF: Final = _by_id(_JSON)
+_INDEX_OF: Final = _by_id(range(_WORDS))
+
+
 def chat_prompt(messages: Iterable[Mapping[str, Any]]) -> str:
-    """One prompt string from chat messages, with a role marker per message."""
+    """One prompt string from chat messages, with a role marker per message.
+
+    The text ends with the assistant marker, so (in tokens) the prompt followed by its generated
+    text is a prefix of the prompt of the same messages plus that text as an assistant message.
+    """
     parts: list[str] = []
     for message in messages:
         parts.append(f"<|{message.get('role', 'user')}|>")
@@ -56,18 +94,30 @@ def output_salt(seed: int, prompt: tuple[int, ...]) -> int:
 
 
 def output_token(salt: int, index: int) -> int:
-    """The ``index``-th generated token id of a request whose content hashes to ``salt``."""
-    return (salt + index * 7919) % VOCAB_SIZE
+    """The ``index``-th generated token id of a request whose content hashes to ``salt``: the id
+    its word tokenizes to, so the text fed back in a prompt maps to the same ids."""
+    return _WORD_IDS[(salt + index * 7919) % VOCAB_SIZE % _WORDS]
+
+
+def nearby_token(token_id: int, step: int) -> int:
+    """The generated token ``step`` words after ``token_id``'s word in the vocabulary (distinct
+    from it for ``0 < step < len(vocabulary)``): cheap stand-in alternatives for logprobs."""
+    return _WORD_IDS[(_INDEX_OF[token_id % VOCAB_SIZE] + step) % _WORDS]
 
 
 def detokenize_one(token_id: int) -> str:
-    """The text of one generated token: a leading space and a word."""
-    return _TEXTS[token_id % len(_TEXTS)]
+    """The text of one token: a leading space and a word (the generated word for its own id)."""
+    return _TEXT_OF[token_id % VOCAB_SIZE]
+
+
+def detokenize(token_ids: Iterable[int]) -> str:
+    """The text of ``token_ids``; ``tokenize`` gives the ids back for generated tokens."""
+    return "".join(map(detokenize_one, token_ids))
 
 
 def word_json(token_id: int) -> bytes:
     """``detokenize_one(token_id)`` as a JSON string literal (precomputed: the hot path)."""
-    return _JSON[token_id % len(_JSON)]
+    return _JSON_OF[token_id % VOCAB_SIZE]
 
 
 def content_text(content: Any) -> str:

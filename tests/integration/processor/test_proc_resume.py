@@ -1,7 +1,8 @@
 """Prefix resume end to end: the processor (``resume: true``) sends an overflow-batch completion
 through the router to the simulator; a realtime request evicts it mid-stream; the processor
-continues from the generated text and returns one stitched result whose usage sums both
-attempts. Without resume, the same eviction restarts the completion from scratch."""
+continues from the generated text (found in the simulator's prefix cache with the prompt) and
+returns one stitched result whose usage sums both attempts. Without resume, the same eviction
+restarts the completion from scratch."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from sluiceway.sim import SimConfig
 
 RESULTS = "results-list"
 TOKENS = 64
+PROMPT = "tell a long story about " + " ".join(f"gate{i}" for i in range(26))  # 30 tokens
 SIM = SimConfig(
     max_num_seqs=1,
     max_model_len=4096,
@@ -43,9 +45,11 @@ def _spec(url: str, resume: bool) -> ProcessorSpec:
     )
 
 
-async def _evict_mid_stream(resume: bool) -> tuple[dict[str, Any], list[tuple[int, int, int]]]:
+async def _evict_mid_stream(
+    resume: bool,
+) -> tuple[dict[str, Any], list[tuple[int, int, int, int]]]:
     """Run one async completion, evict it once it has generated some tokens; returns its
-    result payload and every model attempt's (prompt tokens, max tokens, generated)."""
+    result payload and every model attempt's (prompt tokens, max tokens, generated, cached)."""
     config = fc_config(max_concurrency=1, eviction=True)
     async with running_router(config, sim=SIM, objectives=GUIDE_OBJECTIVES, scale=5) as rig:
         engine = rig.sim.engines[0]
@@ -57,7 +61,7 @@ async def _evict_mid_stream(resume: bool) -> tuple[dict[str, Any], list[tuple[in
         )
         broker = MemoryBroker()
         producer = Producer(broker, result_queue=RESULTS, clock=rig.clock)
-        body = {"model": "sim-model", "prompt": "tell a long story", "max_tokens": TOKENS}
+        body = {"model": "sim-model", "prompt": PROMPT, "max_tokens": TOKENS}
         body["ignore_eos"] = True
         await producer.submit(request("a1", body, deadline=rig.clock.now() + 600), queue="q")
         spec = _spec(rig.url, resume)
@@ -70,7 +74,10 @@ async def _evict_mid_stream(resume: bool) -> tuple[dict[str, Any], list[tuple[in
                     assert r.status == 200
             result = await producer.get_result(block_for=30)
     assert result is not None and result.status_code == 200, result
-    seen = [(len(s.request.prompt), s.request.max_tokens, len(s.output)) for s in attempts]
+    seen = [
+        (len(s.request.prompt), s.request.max_tokens, len(s.output), s.cached_tokens)
+        for s in attempts
+    ]
     return json.loads(result.payload), [a for a in seen if a[1] != 2]  # not the realtime one
 
 
@@ -78,10 +85,11 @@ async def _evict_mid_stream(resume: bool) -> tuple[dict[str, Any], list[tuple[in
 async def test_an_evicted_completion_resumes_from_its_text() -> None:
     payload, attempts = await _evict_mid_stream(resume=True)
     assert len(attempts) == 2
-    (prompt1, max1, made1), (prompt2, max2, made2) = attempts
+    (prompt1, max1, made1, _), (prompt2, max2, made2, cached2) = attempts
     kept = prompt2 - prompt1  # the prompt now carries the text the processor received
     assert 10 <= kept <= made1 < TOKENS  # tokens still on the wire when evicted are lost
     assert max1 == TOKENS and max2 == TOKENS - kept and made2 == max2
+    assert cached2 == (prompt2 - 1) // SIM.block_size * SIM.block_size > prompt1  # output's too
     assert payload["usage"]["completion_tokens"] == TOKENS
     assert len(payload["choices"][0]["text"].split()) == TOKENS
     assert payload["choices"][0]["finish_reason"] == "length"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sluiceway.sim import Admission, Engine, SimConfig, SimRequest
 from sluiceway.sim.sequence import SeqState, Sequence
+from sluiceway.sim.tokenizer import detokenize, tokenize
 
 
 def _req(rid: str, prompt_len: int = 8, *, max_tokens: int = 4, **kw: object) -> SimRequest:
@@ -166,6 +167,35 @@ def test_prefix_cache_hits_count_tokens_and_shorten_ttft() -> None:
     assert engine.stats.prefix_cache_queries == 18 + 19
     assert first.first_token_at == pytest.approx(0.01 + 0.018)
     assert (second.first_token_at or 0) - 1.0 == pytest.approx(0.01 + 0.003)
+
+
+@pytest.mark.parametrize("abort", [False, True])
+def test_a_resumed_prompt_hits_the_blocks_of_the_original_prompt_and_output(abort: bool) -> None:
+    """Finished or aborted (an eviction), a sequence's prompt and output blocks stay cached; the
+    resume sends prompt text + generated text, which tokenizes to the same ids and finds them."""
+    cfg = SimConfig(
+        block_size=4, time_to_first_token=0.0, prefill_overhead=0.01,
+        prefill_time_per_token=0.001, inter_token_latency=0.01,
+    )  # fmt: skip
+    engine = Engine(cfg)
+    text = "Tell me, in plain words, how a sluice gate works"
+    engine.submit(SimRequest("a", tuple(tokenize(text)), 30), 0.0)
+    original = engine.sequence("a")
+    assert original is not None
+    if abort:
+        _run(engine, until=0.2)
+        engine.abort("a", 0.2)
+    _run(engine)
+    kept = original.output[:-1] if abort else original.output  # the last one was on the wire
+    resumed = tuple(tokenize(text + detokenize(kept)))
+    assert resumed == original.request.prompt + tuple(kept)
+    hits_before = engine.stats.prefix_cache_hits
+    engine.submit(SimRequest("b", resumed, 5), 1.0)
+    _, [second] = _run(engine, 1.0)
+    assert second.cached_tokens == (len(resumed) - 1) // 4 * 4 > len(original.request.prompt)
+    assert engine.stats.prefix_cache_hits - hits_before == second.cached_tokens
+    uncached = len(resumed) - second.cached_tokens
+    assert (second.first_token_at or 0) - 1.0 == pytest.approx(0.01 + 0.001 * uncached)
 
 
 def test_abort_frees_the_slot_and_the_waiter_starts_in_the_same_step() -> None:

@@ -9,7 +9,7 @@ import orjson
 from sluiceway.sim.openai_request import ApiError
 from sluiceway.sim.openai_response import AnswerFormat, ChunkFormat, api_error_body
 from sluiceway.sim.stop_strings import StopCut
-from sluiceway.sim.tokenizer import detokenize_one
+from sluiceway.sim.tokenizer import detokenize_one, output_token
 
 TOKENS = [5, 6, 7]
 
@@ -45,6 +45,14 @@ def test_completion_logprobs_have_openais_shape() -> None:
     assert len(logprobs["token_logprobs"]) == 3 and all(lp < 0 for lp in logprobs["token_logprobs"])
     assert all(len(top) == 3 for top in logprobs["top_logprobs"])  # the chosen one + 2
     assert logprobs["text_offset"][1] == len(detokenize_one(5))
+
+
+def test_alternatives_of_generated_tokens_are_other_words() -> None:
+    generated = [output_token(3, i) for i in range(50)]
+    answer = AnswerFormat(ChunkFormat("completion", "id", 1, "m"), logprobs=5)
+    logprobs = orjson.loads(answer.body(generated, "length", 2, 0))["choices"][0]["logprobs"]
+    for text, top in zip(logprobs["tokens"], logprobs["top_logprobs"], strict=True):
+        assert len(top) == 6 and max(top, key=top.__getitem__) == text
 
 
 def test_chat_logprobs_have_openais_shape_streamed_too() -> None:
