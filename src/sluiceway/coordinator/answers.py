@@ -19,7 +19,7 @@ from sluiceway.wire.api_errors import error_body
 __all__ = [
     "RequestRejected",
     "answer_for_record",
-    "body_too_large",
+    "oversized_body",
     "pending_answer",
     "rejected_answer",
 ]
@@ -54,8 +54,8 @@ def _type_for(status: int) -> str:
     return "invalid_request_error" if status < 500 else "server_error"
 
 
-def body_too_large(limit: int) -> RequestRejected:
-    return RequestRejected(413, "body_too_large", f"request body over {limit} bytes")
+def oversized_body(limit: int) -> RequestRejected:
+    return RequestRejected(413, "oversized_body", f"request body over {limit} bytes")
 
 
 def rejected_answer(exc: RequestRejected) -> Answer:

@@ -30,7 +30,7 @@ from sluiceway.config.coordinator import AsyncBrokerParams
 from sluiceway.coordinator.answers import (
     RequestRejected,
     answer_for_record,
-    body_too_large,
+    oversized_body,
     pending_answer,
     rejected_answer,
 )
@@ -157,13 +157,13 @@ class Coordinator:
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._max_body:
-            raise body_too_large(self._max_body)
+            raise oversized_body(self._max_body)
         chunks: list[bytes] = []
         size = 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > self._max_body:
-                raise body_too_large(self._max_body)
+                raise oversized_body(self._max_body)
             chunks.append(chunk)
         return b"".join(chunks)
 
