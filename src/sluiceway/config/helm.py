@@ -112,6 +112,8 @@ class ApValues(CamelModel):
     drain_timeout: Duration = 120.0
     prometheus_url: str = Field(default="", alias="prometheusURL")
     prometheus_cache_ttl: Duration = Field(default=5.0, alias="prometheusCacheTTL")
+    feasibility: bool = True
+    service_time_prior: Duration = Field(default=0.0, ge=0)
     worker_pools: list[Any] = Field(default_factory=list)
     transform_config: dict[str, Any] = Field(default_factory=dict)
     request_merge_policy_config: dict[str, Any] = Field(default_factory=dict)

@@ -94,6 +94,18 @@ class ProcessorSettings:
     prometheus_cache_ttl: float = setting(
         5.0, "Reuse a PromQL answer this long.", "5s", duration=True, values=True
     )
+    feasibility: bool = setting(
+        True,
+        "Answer at once (504, infeasible) what cannot finish before its deadline.",
+        values=True,
+    )
+    service_time_prior: float = setting(
+        0.0,
+        "Dispatch-to-answer time assumed until learned, e.g. 10s.",
+        "0: learn first",
+        duration=True,
+        values=True,
+    )
     # the values file sets the ports as ap.metrics.port and ap.health.port
     metrics_port: int = setting(9090, "Port of /metrics.", minimum=0, maximum=PORT_MAX)
     health_port: int = setting(8081, "Port of /healthz, /readyz.", minimum=0, maximum=PORT_MAX)
@@ -149,6 +161,7 @@ class _Sources:
     scalars: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     url_aliases: tuple[str, ...] = ()
+    url_secret: str | None = None  # the values file's urlSecret URL, when it has the key
 
 
 def from_file(origin: str | Path | None, exc: ConfigError) -> ConfigError:
@@ -160,7 +173,7 @@ def from_file(origin: str | Path | None, exc: ConfigError) -> ConfigError:
     return named
 
 
-def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
+def _from_values(path: Path) -> _Sources:
     try:
         loaded = validate_model(HelmValues, read_document(path), path="")
     except ConfigError as exc:
@@ -169,11 +182,6 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
     config = dict(ap.transport_config)
     url_secret = config.pop("urlSecret", None)
     secret_url = str(url_secret.get("url", "")) if isinstance(url_secret, Mapping) else ""
-    if secret_url and not config.get("url") and not env.get("REDIS_URL"):
-        config["url"] = secret_url
-    warnings = list(loaded.warnings)
-    if url_secret is not None:
-        warnings.append("ap.transportConfig.urlSecret: the URL comes from REDIS_URL when set")
     in_values = [f.name for f in scalar_settings() if flag_of(f).values]
     scalars = {name: getattr(ap, name) for name in in_values if name in ap.model_fields_set}
     if "port" in ap.metrics.model_fields_set:
@@ -190,8 +198,29 @@ def _from_values(path: Path, env: Mapping[str, str]) -> _Sources:
         merge_policy_path="ap.requestMergePolicyConfig",
         origins=dict.fromkeys(("transport", "pools", "merge_policy"), str(path)),
         scalars=scalars,
-        warnings=warnings,
+        warnings=list(loaded.warnings),
         url_aliases=(secret_url,) if secret_url else (),
+        url_secret=secret_url if url_secret is not None else None,
+    )
+
+
+# The environment variables that override a values file's ``urlSecret`` URL, per transport
+# (first set wins; the transport config's own ``url`` wins over all).
+_URL_ENV: Final = {"postgres": ("DATABASE_URL", "SQL_URL")}
+_REDIS_URL_ENV: Final = ("REDIS_URL",)
+
+
+def _apply_url_secret(sources: _Sources, env: Mapping[str, str]) -> None:
+    """The values file's ``urlSecret`` URL, unless the environment variable of the transport
+    finally chosen (flags included) overrides it: ``REDIS_URL``, ``DATABASE_URL`` for postgres."""
+    if sources.url_secret is None or sources.transport_config_path != "ap.transportConfig":
+        return  # no secret, or a flag replaced the values file's transport config
+    names = _URL_ENV.get(sources.transport, _REDIS_URL_ENV)
+    config = sources.transport_config
+    if sources.url_secret and not config.get("url") and not any(env.get(n) for n in names):
+        config["url"] = sources.url_secret
+    sources.warnings.append(
+        f"ap.transportConfig.urlSecret: the URL comes from {names[0]} when set"
     )
 
 
@@ -273,10 +302,10 @@ def load_processor_settings(
 
     ``overrides`` holds scalar flags (keys as the dataclass fields, e.g. ``concurrency``,
     ``request_timeout`` in seconds); None values mean "not given". ``env`` defaults to
-    ``os.environ`` (``REDIS_URL``). Raises ConfigError naming the bad field.
+    ``os.environ`` (``REDIS_URL``, ``DATABASE_URL``). Raises ConfigError naming the bad field.
     """
     env = os.environ if env is None else env
-    sources = _from_values(Path(config_file), env) if config_file else _Sources()
+    sources = _from_values(Path(config_file)) if config_file else _Sources()
     tc_file = Path(transport_config_file) if transport_config_file else None
     _apply_flags(
         sources,
@@ -288,6 +317,7 @@ def load_processor_settings(
             Path(request_merge_policy_config_file) if request_merge_policy_config_file else None
         ),
     )
+    _apply_url_secret(sources, env)
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
     scalars = {**sources.scalars, **given}
     unknown = sorted(set(scalars) - {f.name for f in scalar_settings()})

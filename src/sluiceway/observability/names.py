@@ -37,6 +37,8 @@ PROCESSOR_METRICS: Final = (
     "gate_metric_source_available",
     "deadline_proximity_millis",
     "invalid_entries_total",  # sluiceway's own
+    "infeasible_requests_total",  # sluiceway's own
+    "service_time_estimate_seconds",  # sluiceway's own
 )
 GATE_DECISION_REASONS: Final = ("gate_closed", "quota_exhausted", "dropped", "error")
 TOKEN_DIRECTIONS: Final = ("input", "output")

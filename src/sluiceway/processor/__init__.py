@@ -6,7 +6,8 @@
    its classification in the decision); then cancelled?, and the batch claim;
 4. ``ready_buffer``: a few claimed requests per queue, bounded near the worker count;
 5. ``lane_scheduler``: six strict lanes, round-robin across queues, earliest deadline first;
-6. ``worker``: cancelled? expired? then ``gating`` again for the pool gate;
+6. ``worker``: cancelled? expired? unfinishable in the time left (``service_time``, the
+   per-queue dispatch-to-answer estimate)? then ``gating`` again for the pool gate;
 7. ``upstream`` (with ``headers``, watched by ``cancel_watch``): one HTTP attempt; ``resume``
    continues an evicted completion from the text it had already generated;
 8. ``outcome`` (with ``retry`` and ``results``): finish with a result or retry (pure);
@@ -19,5 +20,6 @@ resources), ``service`` (the ``Processor``), ``runtime`` (shared state), ``wakeu
 ``specs`` (runtime settings), ``build``, ``serve``, ``http_app``, ``command`` (with
 ``legacy_flags``, upstream's deprecated flags), ``producer``, ``reload``, ``mixed_fleet``
 (the start-up check for other consumers' claims), ``guide_spec``. Pure parts:
-``lane_scheduler``, ``retry``, ``outcome``, ``results``, ``headers``, ``gating``.
+``lane_scheduler``, ``retry``, ``outcome``, ``results``, ``headers``, ``gating``,
+``service_time``.
 """

@@ -90,6 +90,8 @@ def runtime_settings(
         request_timeout=config.request_timeout,
         drain_timeout=config.drain_timeout,
         gate_wait_timeout=config.gate_wait_timeout,
+        feasibility=config.feasibility,
+        service_time_prior=config.service_time_prior,
         backlog_interval=backlog_interval,
         prometheus=PrometheusSettings(
             url=config.prometheus_url, cache_ttl=config.prometheus_cache_ttl

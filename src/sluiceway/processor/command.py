@@ -178,6 +178,9 @@ def _setting_option(setting: Field[Any]) -> Any:
 
     flag = flag_of(setting)
     text = f"{flag.help.rstrip('.')} (default: {flag.shown})."
+    if isinstance(setting.default, bool):
+        name = flag.option(setting.name)
+        return Annotated[bool | None, _opt(f"{name}/--no-{name[2:]}", help=text)]
     if flag.duration or isinstance(setting.default, str):
         return Annotated[str | None, _opt(flag.option(setting.name), help=text)]
     bounds = {"min": flag.minimum, "max": flag.maximum}

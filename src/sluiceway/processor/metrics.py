@@ -12,7 +12,7 @@ event loop adds to, exported at scrape time with the exposition prometheus_clien
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, Gauge
@@ -20,6 +20,9 @@ from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from sluiceway.observability.names import (
+    GATE_AIMD_IN_FLIGHT,
+    GATE_AIMD_SSTHRESH,
+    GATE_AIMD_WINDOW,
     GATE_DECISION_REASONS,
     PROCESSOR_LABELS,
     processor_metric,
@@ -79,6 +82,16 @@ def _counter(
 
 def _gauge(registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]) -> Family:
     return Family(Gauge(processor_metric(name), doc, list(labels), registry=registry))
+
+
+def _own_gauge(registry: CollectorRegistry, name: str, doc: str, labels: Sequence[str]) -> Family:
+    """A gauge under one of sluiceway's own names (not upstream's processor prefix)."""
+    return Family(Gauge(name, doc, list(labels), registry=registry))
+
+
+def _gate_values(labels: Mapping[str, str]) -> list[str]:
+    """A gate series' label values: its owner's labels plus ``inference_pool``."""
+    return [labels.get(name, "") for name in (*PROCESSOR_LABELS, "inference_pool")]
 
 
 def _histogram(
@@ -167,6 +180,12 @@ class ProcessorMetrics:
             r, "gate_wait_requeues_total", "Parked requests returned after the gate wait."
         )
         self.invalid = _counter(r, "invalid_entries_total", "Entries moved to <queue>:invalid.")
+        self.infeasible_total = _counter(
+            r, "infeasible_requests_total", "Requests answered at once: too little time left."
+        )
+        self.service_time = _gauge(
+            r, "service_time_estimate_seconds", "Dispatch to answer, as estimated.", q
+        )
         self.inference_latency = _histogram(
             r, "inference_latency_time_millis", "Upstream attempt latency (ms).", _LATENCY_BUCKETS
         )
@@ -192,6 +211,13 @@ class ProcessorMetrics:
         self.gate_metric_available = _gauge(
             r, "gate_metric_source_available", "1 when a metric gate can read its signal.", signal
         )
+        self.aimd_window = _own_gauge(r, GATE_AIMD_WINDOW, "An aimd gate's window.", signal)
+        self.aimd_ssthresh = _own_gauge(
+            r, GATE_AIMD_SSTHRESH, "An aimd gate's slow-start threshold.", signal
+        )
+        self.aimd_in_flight = _own_gauge(
+            r, GATE_AIMD_IN_FLIGHT, "Requests in flight through an aimd window.", signal
+        )
         self.proximity = ProximitySnapshot()
         r.register(self.proximity)
         self._outcomes = {
@@ -210,12 +236,25 @@ class ProcessorMetrics:
         self, labels: Mapping[str, str], *, available: bool, value: float | None, threshold: float
     ) -> None:
         """What a metric gate read (its owner's labels plus ``inference_pool``)."""
-        names = (*PROCESSOR_LABELS, "inference_pool")
-        values = [labels.get(name, "") for name in names]
+        values = _gate_values(labels)
         self.gate_metric_available.labels(*values).set(1.0 if available else 0.0)
         self.gate_metric_threshold.labels(*values).set(threshold)
         if value is not None:
             self.gate_metric_value.labels(*values).set(value)
+
+    def gate_window(
+        self,
+        labels: Mapping[str, str],
+        *,
+        window: Callable[[], float],
+        ssthresh: Callable[[], float],
+        in_flight: Callable[[], float],
+    ) -> None:
+        """An aimd gate's window, read at scrape time (owner's labels plus ``inference_pool``)."""
+        values = _gate_values(labels)
+        self.aimd_window.labels(*values).set_function(window)
+        self.aimd_ssthresh.labels(*values).set_function(ssthresh)
+        self.aimd_in_flight.labels(*values).set_function(in_flight)
 
     def prepare(self, labels: QueueLabels) -> None:
         """Create the series of a queue at 0 so dashboards see them before traffic."""
@@ -225,6 +264,12 @@ class ProcessorMetrics:
             counter.labels(*labels.values())
         for gauge in (self.queue_depth, self.inflight):
             gauge.labels(*labels.values()).set(0)
+
+    def infeasible(self, labels: QueueLabels) -> None:
+        self.infeasible_total.labels(*labels.values()).inc()
+
+    def service_time_estimated(self, labels: QueueLabels, seconds: float) -> None:
+        self.service_time.labels(*labels.values()).set(seconds)
 
     def outcome(self, labels: QueueLabels, counter: str) -> None:
         """Bump the outcome counter named by :class:`~sluiceway.processor.outcome.Finish`."""

@@ -21,6 +21,7 @@ __all__ = [
     "dropped_result",
     "gate_error_result",
     "http_result",
+    "infeasible_result",
     "inference_error_result",
     "invalid_entry_result",
 ]
@@ -51,6 +52,13 @@ def deadline_result(
     ``DEADLINE_EXCEEDED`` (``message`` None: the default text)."""
     if last is not None:
         return http_result(request_id, token, last)
+    return ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token)
+
+
+def infeasible_result(request_id: str, token: str, remaining: float, needed: float) -> ResultRecord:
+    """``DEADLINE_EXCEEDED``, reason ``infeasible``: too little time is left for the request
+    to finish, so it is answered now instead of started."""
+    message = f"infeasible: {remaining:.1f} s left, requests of this queue take {needed:.1f} s"
     return ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token)
 
 

@@ -12,6 +12,7 @@ from sluiceway.clock import Clock
 from sluiceway.processor.cancel_watch import CancelWatch
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.processor.results import HttpAnswer
+from sluiceway.processor.service_time import ServiceTimes, ServiceTimeSettings
 from sluiceway.processor.specs import ProcessorSpec
 from sluiceway.processor.wakeups import Wakeups
 from sluiceway.processor.work_item import WorkItem
@@ -99,7 +100,12 @@ class Runtime:
     rng: random.Random = field(default_factory=random.Random)
     wake: Wakeups = field(default_factory=Wakeups)  # who wakes whom: see wakeups.py
     cancels: CancelWatch = field(default_factory=CancelWatch)
+    service: ServiceTimes = field(init=False)  # dispatch-to-answer times, per queue
     stopping: bool = False
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.service = ServiceTimes(ServiceTimeSettings(s.feasibility, s.service_time_prior))
 
     def lease_until(self, deadline: float, *, now: float | None = None) -> float:
         """A claim lease: ``claim_lease`` from ``now`` (default: the clock's), at most

@@ -89,6 +89,8 @@ class ProcessorSpec:
     request_timeout: float = default_of("request_timeout")
     drain_timeout: float = default_of("drain_timeout")
     gate_wait_timeout: float = default_of("gate_wait_timeout")
+    feasibility: bool = default_of("feasibility")
+    service_time_prior: float = default_of("service_time_prior")
     backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None

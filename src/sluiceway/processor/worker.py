@@ -16,7 +16,14 @@ from typing import Any
 
 import anyio
 
-from sluiceway.gates.base import CLASSIFICATION_LABEL, Decision, Verdict, budget_allows
+from sluiceway.gates.base import (
+    CLASSIFICATION_LABEL,
+    AnswerFacts,
+    Decision,
+    Feedback,
+    Verdict,
+    budget_allows,
+)
 from sluiceway.observability.logging import named_outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.headers import build_headers, build_url
@@ -29,6 +36,7 @@ from sluiceway.processor.results import (
     deadline_result,
     dropped_result,
     gate_error_result,
+    infeasible_result,
 )
 from sluiceway.processor.resume import can_resume, send_resuming
 from sluiceway.processor.runtime import AttemptRecord, Runtime
@@ -50,6 +58,7 @@ class Worker:
         self._pool = pool
         self._upstream = upstream
         self._recorder = Recorder(rt)
+        self._feedback = pool.gate if isinstance(pool.gate, Feedback) else None  # hears answers
 
     async def run(self) -> None:
         while (item := await self._pool.take()) is not None:
@@ -99,9 +108,31 @@ class Worker:
         if item.deadline <= self._rt.clock.now():
             await self._expire(item)
             return False
+        if await self._unfinishable(item):
+            return False
         if self._pool.gate is None:
             return True
-        return await self._pool_gate(item) and not await self._cancelled(item)
+        if not await self._pool_gate(item) or await self._cancelled(item):
+            return False
+        return not await self._unfinishable(item)
+
+    def _learn_service_time(self, item: WorkItem, elapsed: float) -> None:
+        service = self._rt.service
+        service.observe(item.queue.id, elapsed)
+        self._rt.metrics.service_time_estimated(item.labels, service.estimate(item.queue.id))
+
+    async def _unfinishable(self, item: WorkItem) -> bool:
+        """True (and answered at once) when less time is left than the queue's requests take:
+        started, it would hold a slot for an answer nobody receives."""
+        remaining = item.deadline - self._rt.clock.now()
+        service = self._rt.service
+        if not service.infeasible(item.queue.id, remaining):
+            return False
+        needed = service.estimate(item.queue.id)
+        record = infeasible_result(item.request_id, item.token, remaining, needed)
+        self._rt.metrics.infeasible(item.labels)
+        await self._recorder.result(item, record, "exceeded_deadline")
+        return True
 
     async def _pool_gate(self, item: WorkItem) -> bool:
         started = self._rt.clock.now()
@@ -217,8 +248,10 @@ class Worker:
         finally:
             self._rt.cancels.untrack(key)
             self._pool.dispatching -= 1
-            elapsed = (self._rt.clock.monotonic() - started) * 1000
-            self._rt.metrics.attempt_ended(item.labels, elapsed_ms=elapsed)
+            elapsed = self._rt.clock.monotonic() - started
+            self._rt.metrics.attempt_ended(item.labels, elapsed_ms=elapsed * 1000)
+        if attempt is not None and attempt.answer is not None and attempt.answer.status < 400:
+            self._learn_service_time(item, elapsed)
         if attempt is None:
             await self._record_cancel(item)
         return attempt
@@ -238,6 +271,7 @@ class Worker:
             memory.connect_errors += 1
             if attempt.kind is AttemptKind.CONNECT_ERROR:
                 upstream.failed(ConnectionError(attempt.error), f"dispatch of {item.request_id}")
+        self._feed_back(item, attempt)
         step = decide(
             attempt,
             request_id=item.request_id,
@@ -259,6 +293,15 @@ class Worker:
             why = attempt.error or (f"HTTP {attempt.answer.status}" if attempt.answer else "")
             log.debug("retrying %s in %.2f s: %s", item.request_id, step.delay, why)
             await self._recorder.retry(item, step.delay)
+
+    def _feed_back(self, item: WorkItem, attempt: Attempt) -> None:
+        """Tell a pool gate that learns from answers (``aimd``) what its admission came back
+        with, before the request's end releases what the gate holds for it."""
+        if self._feedback is None:
+            return
+        status = None if attempt.answer is None else attempt.answer.status
+        facts = AnswerFacts(item.holder, status, attempt.dropped_reason, attempt.retry_after)
+        self._feedback.observe(facts, self._rt.clock.now())
 
     async def _cancelled(self, item: WorkItem) -> bool:
         if not await self._rt.broker.is_cancelled(item.request_id, item.token):

@@ -1,0 +1,62 @@
+"""How long a request of each queue takes once dispatched, learned from the ones that finished.
+
+The processor must not start a request that cannot finish before its deadline: the model's time
+would go to an answer nobody receives, and the client would wait for a 504 it could have had at
+once. The estimate is a quantile (the median by default) of the last ``window`` dispatch-to-
+answer times of the queue's successful attempts; until ``min_samples`` have finished it is the
+configured prior (0: refuse nothing until something is known). Pure: times are passed in.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+__all__ = ["ServiceTimeSettings", "ServiceTimes"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceTimeSettings:
+    """``prior``: seconds assumed before ``min_samples`` answers; ``enabled``: refuse requests
+    that cannot finish (the estimate is kept and exported either way)."""
+
+    enabled: bool = True
+    prior: float = 0.0
+    min_samples: int = 5
+    window: int = 64
+    quantile: float = 0.5
+
+
+class ServiceTimes:
+    def __init__(self, settings: ServiceTimeSettings | None = None) -> None:
+        self.settings = settings or ServiceTimeSettings()
+        self._samples: dict[str, deque[float]] = {}
+        self._estimates: dict[str, float] = {}
+
+    def observe(self, queue: str, seconds: float) -> None:
+        """A request of ``queue`` was answered ``seconds`` after its dispatch."""
+        if seconds < 0:
+            return
+        kept = self._samples.get(queue)
+        if kept is None:
+            kept = self._samples[queue] = deque(maxlen=self.settings.window)
+        kept.append(seconds)
+        if len(kept) >= self.settings.min_samples:
+            ordered = sorted(kept)
+            at = min(len(ordered) - 1, int(self.settings.quantile * len(ordered)))
+            self._estimates[queue] = ordered[at]
+
+    def estimate(self, queue: str) -> float:
+        """Seconds a request of ``queue`` is expected to take from dispatch to answer."""
+        return self._estimates.get(queue, self.settings.prior)
+
+    def infeasible(self, queue: str, remaining: float) -> bool:
+        """True when ``remaining`` seconds to the deadline are less than the estimate: the
+        request is answered at once instead of started."""
+        if not self.settings.enabled:
+            return False
+        needed = self.estimate(queue)
+        return needed > 0 and remaining < needed
+
+    def queues(self) -> list[str]:
+        return sorted(self._samples)
