@@ -3,18 +3,22 @@
 A stored result that carries an HTTP answer is mirrored (status and body). One that records a
 failure without an HTTP answer maps by its error code: ``GATE_DROPPED`` 429,
 ``DEADLINE_EXCEEDED`` 504, ``INVALID_REQUEST`` 400, ``CANCELLED`` 499, anything else 502; a stored
-status outside 100-599 is 502 ``MALFORMED_RESULT``. Errors use the OpenAI envelope.
+status outside 100-599 is 502 ``MALFORMED_RESULT``. Errors use the OpenAI envelope. A broker
+that still fails after the mailboxes' retries is 503 with ``Retry-After``: the request is not
+lost, the client asks again (by id, or re-attaching with the same ``x-request-id``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Final
 
-from sluiceway.errors import WireError
+from sluiceway.errors import BrokerError, WireError
 from sluiceway.wire import ErrorCode, ResultRecord, decode_result
 from sluiceway.wire.answer import Answer
 from sluiceway.wire.api_errors import error_body
+from sluiceway.wire.headers import DROPPED_REASON, REASON_INFEASIBLE
 
 __all__ = [
     "RequestRejected",
@@ -37,11 +41,20 @@ _STATUS_OF_CODE: Final[dict[str, int]] = {
 class RequestRejected(Exception):
     """A request the coordinator answers itself with an error (validation, identity, lookups)."""
 
-    def __init__(self, status: int, code: str, message: str, *, type: str = "") -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        type: str = "",
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.type = type or _type_for(status)
+        self.headers = headers
 
 
 def _type_for(status: int) -> str:
@@ -58,8 +71,27 @@ def oversized_body(limit: int) -> RequestRejected:
     return RequestRejected(413, "oversized_body", f"request body over {limit} bytes")
 
 
+def method_not_allowed(method: str, path: str, allowed: Iterable[str]) -> RequestRejected:
+    """405 with the ``Allow`` header of the methods ``path`` takes."""
+    allow = ", ".join(allowed)
+    return RequestRejected(
+        405, "method_not_allowed", f"{method} is not allowed on {path}", headers=(("allow", allow),)
+    )
+
+
+def broker_unavailable(code: str, exc: BrokerError) -> RequestRejected:
+    """503 with ``Retry-After`` for a broker that failed past the retries."""
+    return RequestRejected(
+        503,
+        code,
+        f"the broker is unavailable, try again: {exc}",
+        headers=(("retry-after", str(RETRY_AFTER_SECONDS)),),
+    )
+
+
 def rejected_answer(exc: RequestRejected) -> Answer:
-    return Answer(exc.status, error_body(str(exc), type=exc.type, code=exc.code))
+    body = error_body(str(exc), type=exc.type, code=exc.code)
+    return Answer(exc.status, body).with_headers(*exc.headers)
 
 
 def pending_answer(request_id: str) -> Answer:
@@ -92,7 +124,10 @@ def answer_for_record(raw: str) -> Answer:
 def _failure(record: ResultRecord) -> Answer:
     status = _STATUS_OF_CODE.get(record.error_code, 502)
     code = record.error_code or "INFERENCE_ERROR"
-    return _error(status, code, record.error_message or code.lower())
+    answer = _error(status, code, record.error_message or code.lower())
+    if record.error_message.startswith(f"{REASON_INFEASIBLE}:"):  # answered at once, on purpose
+        return answer.with_headers((DROPPED_REASON, REASON_INFEASIBLE))
+    return answer
 
 
 def _error(status: int, code: str, message: str) -> Answer:

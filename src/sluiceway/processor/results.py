@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sluiceway.gates.base import Decision
 from sluiceway.wire import DEFAULT_MESSAGES, EntryError, ErrorCode, ResultRecord
+from sluiceway.wire.headers import REASON_INFEASIBLE
 
 __all__ = [
     "HttpAnswer",
@@ -58,7 +59,9 @@ def deadline_result(
 def infeasible_result(request_id: str, token: str, remaining: float, needed: float) -> ResultRecord:
     """``DEADLINE_EXCEEDED``, reason ``infeasible``: too little time is left for the request
     to finish, so it is answered now instead of started."""
-    message = f"infeasible: {remaining:.1f} s left, requests of this queue take {needed:.1f} s"
+    message = (
+        f"{REASON_INFEASIBLE}: {remaining:.1f} s left, requests of this queue take {needed:.1f} s"
+    )
     return ResultRecord.error(request_id, ErrorCode.DEADLINE_EXCEEDED, message, request_token=token)
 
 

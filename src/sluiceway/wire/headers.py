@@ -24,6 +24,7 @@ __all__ = [
     "OBJECTIVE_ALIASES",
     "REASON_CONTEXT_CANCELLED",
     "REASON_EVICTED",
+    "REASON_INFEASIBLE",
     "REASON_NO_ENDPOINTS",
     "REASON_SATURATED",
     "REASON_SHUTTING_DOWN",
@@ -51,6 +52,9 @@ REASON_NO_ENDPOINTS: Final = "rejected-no-endpoints"
 REASON_CONTEXT_CANCELLED: Final = "rejected-context-cancelled"
 REASON_SHUTTING_DOWN: Final = "rejected-shutting-down"
 REASON_EVICTED: Final = "evicted"
+# sluiceway's own: the processor answered a queued request at once because too little time was
+# left for it to finish; the result's message starts with "infeasible:".
+REASON_INFEASIBLE: Final = "infeasible"
 DROPPED_REASONS: Final = (
     REASON_SATURATED,
     REASON_TTL_EXPIRED,

@@ -11,7 +11,7 @@ from sluiceway.coordinator.answers import (
     pending_answer,
     rejected_answer,
 )
-from sluiceway.wire import ErrorCode, ResultRecord
+from sluiceway.wire import ErrorCode, ResultRecord, encode_result
 
 
 def test_an_http_result_is_mirrored() -> None:
@@ -65,3 +65,18 @@ def test_only_a_cancelled_record_is_a_tombstone() -> None:
     assert is_cancelled_tombstone(ResultRecord.error("a", ErrorCode.CANCELLED).encode())
     assert not is_cancelled_tombstone(ResultRecord.ok("a", 200, "{}").encode())
     assert not is_cancelled_tombstone("garbage")
+
+
+def test_an_infeasible_result_is_a_504_that_says_why() -> None:
+    raw = encode_result(
+        ResultRecord.error(
+            "r1", ErrorCode.DEADLINE_EXCEEDED, "infeasible: 3.0 s left, requests take 9.0 s"
+        )
+    )
+    answer = answer_for_record(raw)
+    assert answer.status == 504
+    assert ("x-llm-d-request-dropped-reason", "infeasible") in answer.headers
+    error = json.loads(answer.body)["error"]
+    assert error["code"] == "DEADLINE_EXCEEDED" and error["message"].startswith("infeasible:")
+    plain = answer_for_record(encode_result(ResultRecord.error("r2", ErrorCode.DEADLINE_EXCEEDED)))
+    assert plain.status == 504 and "x-llm-d-request-dropped-reason" not in dict(plain.headers)
