@@ -30,6 +30,11 @@ class TenantIdentity:
     def uses_keys(self) -> bool:
         return bool(self._keys)
 
+    def has_key(self, headers: Mapping[str, str]) -> bool:
+        """Whether ``headers`` carry a configured key (the router's check when mounted)."""
+        key = _api_key(headers)
+        return bool(key) and key in self._keys
+
     def tenant(self, headers: Mapping[str, str]) -> str:
         tenant = self._from_key(headers) if self._keys else self._from_header(headers)
         if ":" in tenant:

@@ -19,6 +19,7 @@ from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams, CoordinatorConfig
 from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, CoordinatorParts
 from sluiceway.coordinator.forwarding import Forwarder, HttpForwarder, RouterForwarder
+from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.coordinator.mailbox import Mailboxes, wake_plan
 from sluiceway.coordinator.passthrough import QuotaKeeper
 from sluiceway.errors import ConfigError
@@ -85,7 +86,8 @@ def mount_coordinator(
 ) -> Coordinator:
     """The coordinator inside the router's process and on its listener: requests with the
     mode header and under ``/v1/requests/`` reach it, and its passthrough calls the router's
-    admission path in process (:class:`RouterForwarder`)."""
+    admission path in process (:class:`RouterForwarder`). Its API keys guard the router's own
+    routes too, and the router's drain begins with the coordinator's."""
     front = build_coordinator(
         params,
         broker=broker,
@@ -94,7 +96,13 @@ def mount_coordinator(
         clock=clock,
         max_body_bytes=max_body_bytes,
     )
-    router.mount_coordinator(front.app(), mode_header=params.mode_header)
+    keys = TenantIdentity(tenant_header=params.tenant_header, api_keys=params.api_keys)
+    router.mount_coordinator(
+        front.app(),
+        mode_header=params.mode_header,
+        key_check=keys.has_key if keys.uses_keys else None,
+        on_drain=front.begin_drain,
+    )
     return front
 
 

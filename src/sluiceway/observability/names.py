@@ -69,6 +69,10 @@ ROUTER_METRICS: Final = (
     "flow_control_revocation_confirmation_seconds",
 )
 SATURATION_STAGES: Final = ("prefill", "decode", "effective")
+# sluiceway's own router metric: model-server calls that failed, by phase (``before_response``:
+# answered 502; ``mid_stream``: the stream ended with an error event instead of ``[DONE]``).
+ROUTER_UPSTREAM_FAILURES_TOTAL: Final = "sluiceway_router_upstream_failures_total"
+ROUTER_UPSTREAM_FAILURE_PHASES: Final = ("before_response", "mid_stream")
 
 # -- Simulator: vLLM names, Prometheus text format (readers also accept vllm_) ---------------
 VLLM_NUM_REQUESTS_RUNNING: Final = "vllm:num_requests_running"

@@ -9,10 +9,11 @@ submodule never pulls in the HTTP stack and jump-to-definition lands on the defi
 
 Files:
 
-- ``app``: the ASGI application, and the seam where a coordinator mounts; ``trust``: which
-  callers may set the objective and fairness headers;
+- ``app``: the ASGI application, and the seam where a coordinator mounts (with its API-key
+  check and drain hook); ``trust``: which callers may set the objective and fairness headers;
 - ``gateway``: the request path (read, admit, proxy, finish), with ``exchange``, one proxied
-  request's live state; ``identity``: who a request is, from its headers (pure);
+  request's live state; ``limits``: how large a request's body and headers may be (413, 431);
+  ``identity``: who a request is, from its headers (pure);
   ``request_facts``: what its body asks for (model, stream, token estimate, prefix; pure);
 - ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
   ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
@@ -22,7 +23,8 @@ Files:
 - ``proxy``: the upstream call, its answer relayed as it comes; ``sse``: server-sent events
   passed through, the ``usage`` chunk captured; ``outcomes``: the answers the router makes
   itself (drops, evictions, errors);
-- ``metrics``: the Prometheus metrics (``llm_d_epp_`` names).
+- ``metrics``: the Prometheus metrics (``llm_d_epp_`` names, and sluiceway's own count of
+  failed model-server calls).
 
 Start-up: ``settings`` (one router process's frozen settings), ``build`` (a router from its
 configuration files), ``serve`` (the long-running form), ``command`` (``sluiceway router``).

@@ -1,7 +1,9 @@
 """The router's ASGI application, and the seam where a coordinator mounts.
 
 Routes: ``POST /v1/completions``, ``POST /v1/chat/completions`` (flow control + proxy),
-``GET /v1/models``, ``/healthz``, ``/readyz``, ``/metrics``.
+``GET /v1/models``, ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (``HEAD`` too for the
+last three); another method on a known path is 405 with ``Allow``. Every request over the header
+limits is 431 before it goes anywhere.
 
 Coordinator seam: :meth:`RouterApp.mount_coordinator` hands every request that carries the
 mode header (``x-llm-d-async-mode``), and every request under the coordinator's own paths
@@ -10,28 +12,57 @@ to the router. The coordinator's passthrough calls :meth:`RouterApp.handle_local
 with a :class:`LocalRequest`: the router's own routes, without the mode dispatch and without
 a loopback hop, the body already read and the coordinator's stamped objective and fairness
 headers trusted. No ASGI scope is built for it.
+
+A coordinator with API keys mounts with its key check: then the router's own routes need a key
+too (401 without one; the probes ``/healthz``, ``/readyz`` and ``/metrics`` excepted, as on the
+coordinator), and direct callers' objective and fairness headers follow
+:meth:`~sluiceway.router.trust.HeaderTrust.behind_keys`. It also mounts with its drain hook:
+:meth:`RouterApp.drain` calls it before the gateway drains, so held wait-mode connections are
+answered at once rather than at their wait cap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+import logging
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from sluiceway.router.gateway import Gateway, RawHeaders, Receive, Vanished
-from sluiceway.router.outcomes import error_answer
+from sluiceway.router.identity import header_map
+from sluiceway.router.outcomes import (
+    error_answer,
+    headers_too_large,
+    method_not_allowed,
+    unauthorized,
+)
 from sluiceway.router.proxy import Send
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer, send_answer
 
-__all__ = ["ASGIApp", "LocalRequest", "RouterApp"]
+__all__ = ["ASGIApp", "KeyCheck", "LocalRequest", "RouterApp"]
+
+log = logging.getLogger(__name__)
 
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+# Whether a request's headers (lower-case names) carry a known API key.
+KeyCheck = Callable[[Mapping[str, str]], bool]
 
-_GENERATE = frozenset({"/v1/completions", "/v1/chat/completions"})
+_GENERATE: Final = frozenset({"/v1/completions", "/v1/chat/completions"})
+_PROBE: Final = ("GET", "HEAD")
+_METHODS: Final[dict[str, tuple[str, ...]]] = {
+    "/v1/completions": ("POST",),
+    "/v1/chat/completions": ("POST",),
+    "/v1/models": ("GET",),
+    "/healthz": _PROBE,
+    "/readyz": _PROBE,
+    "/metrics": _PROBE,
+}
+# Probes and scrapers carry no key, on the router as on the coordinator.
+_KEYLESS: Final = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 def _json(status: int, body: dict[str, Any]) -> Answer:
@@ -57,6 +88,8 @@ class RouterApp:
         self._coordinator: ASGIApp | None = None
         self._mode_header = h.ASYNC_MODE.encode()
         self._coordinator_paths: tuple[str, ...] = ()
+        self._key_check: KeyCheck | None = None
+        self._on_drain: Callable[[], None] | None = None
 
     def mount_coordinator(
         self,
@@ -64,11 +97,27 @@ class RouterApp:
         *,
         mode_header: str = h.ASYNC_MODE,
         paths: tuple[str, ...] = ("/v1/requests/",),
+        key_check: KeyCheck | None = None,
+        on_drain: Callable[[], None] | None = None,
     ) -> None:
-        """Send requests with ``mode_header`` (any value) or under ``paths`` to ``app``."""
+        """Send requests with ``mode_header`` (any value) or under ``paths`` to ``app``.
+
+        ``key_check``: the coordinator's API keys also guard the router's own routes.
+        ``on_drain``: called when the router starts draining, before its own drain."""
         self._coordinator = app
         self._mode_header = mode_header.lower().encode()
         self._coordinator_paths = paths
+        self._key_check = key_check
+        self._on_drain = on_drain
+        if key_check is not None:
+            self.gateway.trust = self.gateway.trust.behind_keys()
+
+    async def drain(self) -> None:
+        """Stop taking requests: the mounted coordinator's drain first (its held waits answer
+        202 at once), then the gateway's."""
+        if self._on_drain is not None:
+            self._on_drain()
+        await self.gateway.drain()
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -77,8 +126,18 @@ class RouterApp:
             return
         if kind != "http":
             return
+        raw: RawHeaders = scope.get("headers") or []
+        problem = self.gateway.settings.limits.header_problem(raw)
+        if problem is not None:
+            log.debug("431 for %s %s: %s", scope["method"], scope["path"], problem)
+            await send_answer(send, headers_too_large(problem))
+            return
         if self._coordinator is not None and self._for_coordinator(scope):
             await self._coordinator(scope, receive, send)
+            return
+        if not self._key_ok(scope["path"], raw):
+            log.debug("401 for %s %s: no known API key", scope["method"], scope["path"])
+            await send_answer(send, unauthorized())
             return
         await self._route(
             scope["method"],
@@ -98,6 +157,12 @@ class RouterApp:
 
         await self._route(request.method, path, send, generate)
 
+    def _key_ok(self, path: str, raw: RawHeaders) -> bool:
+        """False when the mounted coordinator's keys guard ``path`` and ``raw`` has no key."""
+        if self._key_check is None or path in _KEYLESS:
+            return True
+        return self._key_check(header_map(raw))
+
     def _for_coordinator(self, scope: MutableMapping[str, Any]) -> bool:
         path: str = scope["path"]
         if self._coordinator_paths and path.startswith(self._coordinator_paths):
@@ -107,21 +172,29 @@ class RouterApp:
     async def _route(
         self, method: str, path: str, send: Send, generate: Callable[[], Awaitable[None]]
     ) -> None:
-        if path in _GENERATE and method == "POST":
-            await generate()
-        elif path == "/v1/models" and method == "GET":
-            await self.gateway.models(send)
-        elif path == "/metrics":
-            body = generate_latest(self.gateway.metrics.registry)
-            await send_answer(send, Answer(200, body, (("content-type", CONTENT_TYPE_LATEST),)))
-        elif path == "/healthz":
-            await send_answer(send, _json(200, {"status": "ok"}))
-        elif path == "/readyz":
-            ready = self.gateway.ready
-            status = {"status": "ready" if ready else "not ready"}
-            await send_answer(send, _json(200 if ready else 503, status))
-        else:
+        allowed = _METHODS.get(path)
+        if allowed is None:
             await send_answer(send, error_answer(404, f"no route {method} {path}"))
+        elif method not in allowed:
+            await send_answer(send, method_not_allowed(method, path, allowed))
+        elif path in _GENERATE:
+            await generate()
+        elif path == "/v1/models":
+            await self.gateway.models(send)
+        else:
+            await send_answer(send, self._probe(path))
+
+    def _probe(self, path: str) -> Answer:
+        """``/metrics``, ``/healthz`` or ``/readyz``."""
+        if path == "/metrics":
+            body = generate_latest(self.gateway.metrics.registry)
+            return Answer(200, body, (("content-type", CONTENT_TYPE_LATEST),))
+        if path == "/healthz":
+            return _json(200, {"status": "ok"})
+        reason = self.gateway.not_ready_reason
+        if reason is None:
+            return _json(200, {"status": "ready"})
+        return _json(503, {"status": "not ready", "reason": reason})
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

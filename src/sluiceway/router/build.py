@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from sluiceway.clock import Clock
 from sluiceway.config.documents import read_documents
@@ -26,9 +26,17 @@ from sluiceway.router.pool import EndpointPool
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.trust import HeaderTrust
 
-__all__ = ["build_router", "load_picker_config"]
+__all__ = ["KEYED_TRUST_NOTE", "OPEN_TRUST_NOTE", "build_router", "load_picker_config"]
 
 _MINIMAL: dict[str, Any] = {"apiVersion": "llm-d.ai/v1", "kind": "EndpointPickerConfig"}
+OPEN_TRUST_NOTE: Final = (
+    "trustedSources is not set: every caller's objective and fairness headers are trusted"
+)
+# The same configuration behind a mounted coordinator's API keys (HeaderTrust.behind_keys).
+KEYED_TRUST_NOTE: Final = (
+    "trustedSources is not set: with the coordinator's api_keys, callers' objective and "
+    "fairness headers are dropped unless they come through the coordinator"
+)
 
 
 def load_picker_config(path: Path | None) -> tuple[EndpointPickerConfig, list[str]]:
@@ -65,10 +73,7 @@ def _from_values(doc: dict[str, Any], where: str) -> tuple[EndpointPickerConfig,
 def _trust(config: EndpointPickerConfig) -> tuple[HeaderTrust, list[str]]:
     ts = config.trusted_sources
     if ts is None:
-        note = (
-            "trustedSources is not set: every caller's objective and fairness headers are trusted"
-        )
-        return HeaderTrust(), [note]
+        return HeaderTrust(), [OPEN_TRUST_NOTE]
     return HeaderTrust.build(ts.cidrs, ts.secret_header, ts.secret), []
 
 

@@ -2,6 +2,10 @@
 
 sluiceway router --config EPP.yaml --endpoints URL[,URL...] (or --endpoints-file FILE)
                  --objectives FILE_OR_DIR --pool-name NAME --port P
+
+Request limits (``--max-body-bytes``, ``--max-headers``, ``--max-header-bytes``,
+``--max-headers-total-bytes``) guard the listener; with ``--coordinator-config`` the mounted
+coordinator takes the same body limit.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["read_endpoints", "register"]
 
 Opt = typer.Option
+_KIB = 1024
 
 
 def register(app: typer.Typer) -> None:
@@ -121,6 +126,20 @@ def router(
             "(default: none).",
         ),
     ] = None,
+    max_body_bytes: Annotated[
+        int, Opt("--max-body-bytes", min=1, help="Largest request body; 413 above.")
+    ] = 10 * _KIB * _KIB,
+    max_headers: Annotated[
+        int, Opt("--max-headers", min=1, help="Most header fields in a request; 431 above.")
+    ] = 100,
+    max_header_bytes: Annotated[
+        int,
+        Opt("--max-header-bytes", min=1, help="Longest header field, name plus value; 431 above."),
+    ] = 16 * _KIB,
+    max_headers_total_bytes: Annotated[
+        int,
+        Opt("--max-headers-total-bytes", min=1, help="All header fields together; 431 above."),
+    ] = 64 * _KIB,
 ) -> None:
     """Run the router: flow control in front of a pool of model servers."""
     from sluiceway.observability.logging import configure_logging
@@ -131,6 +150,7 @@ def router(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     from sluiceway.router.build import build_router, load_picker_config
+    from sluiceway.router.limits import RequestLimits
     from sluiceway.router.objective_files import apply_objectives, watch_objective_path
     from sluiceway.router.objectives import ObjectiveTable
     from sluiceway.router.serve import Listen, serve_router
@@ -143,6 +163,9 @@ def router(
             drain_timeout=_seconds(drain_timeout, "--drain-timeout"),
             health_interval=_seconds(health_interval, "--health-interval"),
             prefix_affinity=prefix_affinity,
+            limits=RequestLimits(
+                max_body_bytes, max_headers, max_header_bytes, max_headers_total_bytes
+            ),
         )
         picker, notes = load_picker_config(config)
         table = ObjectiveTable()
@@ -159,13 +182,13 @@ def router(
         scrape_every = _seconds(metrics_scrape_interval, "--metrics-scrape-interval")
         if scrape_every > 0:
             background.append(_scrape_job(app, settings.endpoints, scrape_every, clock))
-        for note in [*notes, *built_notes]:
+        front = None if coordinator_config is None else _coordinator_config(coordinator_config)
+        for note in _keyed_notes([*notes, *built_notes], front):
             typer.echo(f"note: {note}", err=True)
         listen = Listen(host, port, ports_file)
-        if coordinator_config is None:
+        if front is None:
             _run(serve_router(app, listen, background=background))
         else:
-            front = _coordinator_config(coordinator_config)
             _run(_serve_with_coordinator(app, listen, background, front, clock))
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -181,6 +204,15 @@ def _scrape_job(
     source = ScrapedLoad(clock)
     app.gateway.pool.set_load_source(source)
     return lambda: source.run(urls, interval=interval, on_scrape=app.gateway.kick)
+
+
+def _keyed_notes(notes: list[str], front: CoordinatorConfig | None) -> list[str]:
+    """With the coordinator's API keys, no ``trustedSources`` trusts nobody: say that instead."""
+    from sluiceway.router.build import KEYED_TRUST_NOTE, OPEN_TRUST_NOTE
+
+    if front is None or not front.broker.api_keys:
+        return notes
+    return [KEYED_TRUST_NOTE if note == OPEN_TRUST_NOTE else note for note in notes]
 
 
 def _coordinator_config(path: Path) -> CoordinatorConfig:
@@ -205,7 +237,8 @@ async def _serve_with_coordinator(
     from sluiceway.coordinator.server import open_coordinator
     from sluiceway.router.serve import serve_router
 
-    async with open_coordinator(config, clock=clock, router=app):
+    limit = app.gateway.settings.limits.body_bytes
+    async with open_coordinator(config, clock=clock, router=app, max_body_bytes=limit):
         await serve_router(app, listen, background=background)
 
 

@@ -3,7 +3,8 @@
 One :class:`Gateway` per process. ``completions`` handles ``POST /v1/completions`` and
 ``/v1/chat/completions`` as a raw ASGI callable:
 
-1. read the body and headers (untrusted callers lose their identity headers);
+1. read the body (up to the body limit: 413 above) and headers (untrusted callers lose their
+   identity headers);
 2. admission (:class:`~sluiceway.router.flow.RouterFlow`): flow control, or legacy shedding
    when it is off; a drop is answered with its status and reason;
 3. the upstream answer is relayed as it arrives (:mod:`sluiceway.router.proxy`);
@@ -14,6 +15,10 @@ Eviction and client disconnect interrupt the request's
 is cut short at once and the upstream connection closed. An evicted request gets 429
 ``evicted`` before the first byte, or a terminal SSE error event of type ``evicted`` once
 streaming.
+
+A model server that fails before the response starts gets the client a 502; one that stops
+mid-stream ends the stream with an SSE error event (never as if complete). Both are logged
+with the server's address, counted, and told to the client without it.
 """
 
 from __future__ import annotations
@@ -33,11 +38,19 @@ from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.flow import RouterFlow
 from sluiceway.router.identity import header_map, read_identity
+from sluiceway.router.limits import BodyTooLarge, read_body
 from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.objectives import ObjectiveTable
-from sluiceway.router.outcomes import error_answer, evicted_answer, shutting_down
+from sluiceway.router.outcomes import (
+    UPSTREAM_CUT_EVENT,
+    body_too_large,
+    error_answer,
+    evicted_answer,
+    shutting_down,
+    upstream_failed,
+)
 from sluiceway.router.pool import EndpointPool, PoolMember
-from sluiceway.router.proxy import Send, forward_headers, relay
+from sluiceway.router.proxy import Send, StreamCut, forward_headers, relay
 from sluiceway.router.request_facts import BadRequest, RequestFacts, read_request_facts
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.sse import EVICTED_EVENT
@@ -54,17 +67,6 @@ RawHeaders = list[tuple[bytes, bytes]]
 # Returns once the caller has stopped listening (an HTTP client disconnected, an in-process
 # caller closed its reply).
 Vanished = Callable[[], Awaitable[None]]
-
-
-async def _read_all(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            raise ConnectionResetError("client went away while sending the body")
-        chunks.append(msg.get("body", b""))
-        if not msg.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def _disconnect(receive: Receive) -> None:
@@ -126,8 +128,17 @@ class Gateway:
         return self._session
 
     @property
-    def ready(self) -> bool:
-        return self.started and not self.draining
+    def not_ready_reason(self) -> str | None:
+        """Why ``/readyz`` is 503 (None: ready). A router with no healthy endpoint (none
+        configured, or every one failing its check) is not ready: a balancer should send
+        elsewhere rather than have every request queue and fail here."""
+        if not self.started:
+            return "starting"
+        if self.draining:
+            return "draining"
+        if not self.pool.healthy:
+            return "no healthy endpoint"
+        return None
 
     def kick(self) -> None:
         """Capacity changed (an endpoint came or went, a scrape landed): run a cycle."""
@@ -170,8 +181,15 @@ class Gateway:
         self, scope: MutableMapping[str, Any], receive: Receive, send: Send
     ) -> None:
         """``POST /v1/completions`` and ``/v1/chat/completions`` over HTTP."""
+        limit = self.settings.limits.body_bytes
         try:
-            raw = await _read_all(receive)
+            if self.settings.limits.declared_too_large(scope.get("headers") or ()):
+                raise BodyTooLarge(limit)
+            raw = await read_body(receive, limit)
+        except BodyTooLarge:
+            log.debug("413 for %s: body over %d bytes", scope["path"], limit)
+            await send_answer(send, body_too_large(limit))
+            return
         except ConnectionResetError:
             return
         headers = self._trusted_headers(scope)
@@ -243,7 +261,7 @@ class Gateway:
                     strip_usage=facts.strip_usage,
                     limit=self._timeout,
                 )
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except (aiohttp.ClientError, OSError, TimeoutError, StreamCut) as exc:
             await self._upstream_failed(ex, member, exc, send)
             return
         if cut.cancelled_caught and ex.evicted:
@@ -259,14 +277,18 @@ class Gateway:
     async def _upstream_failed(
         self, ex: Exchange, member: PoolMember, exc: BaseException, send: Send
     ) -> None:
-        log.warning("upstream %s failed: %s: %s", member.url, type(exc).__name__, exc)
+        """Log the server and the cause; the client gets a 502 or, mid-stream, the error
+        event, neither naming the server."""
+        when = "mid-stream" if ex.started else "before the response"
+        log.warning("upstream %s failed %s: %s: %s", member.url, when, type(exc).__name__, exc)
+        self.metrics.upstream_failed(mid_stream=ex.started)
         if isinstance(exc, aiohttp.ClientConnectorError):
             self.pool.mark(member.url, False)
         with contextlib.suppress(Exception):
             if not ex.started:
-                await send_answer(send, error_answer(502, f"upstream error: {exc}"))
+                await send_answer(send, upstream_failed())
             else:
-                await send({"type": "http.response.body", "body": b""})
+                await send({"type": "http.response.body", "body": UPSTREAM_CUT_EVENT})
 
     def _trusted_headers(self, scope: MutableMapping[str, Any]) -> RawHeaders:
         raw: RawHeaders = list(scope.get("headers") or [])
@@ -298,4 +320,6 @@ class Gateway:
                 await send({"type": "http.response.start", "status": resp.status, "headers": head})
                 await send({"type": "http.response.body", "body": body})
         except (aiohttp.ClientError, OSError) as exc:
-            await send_answer(send, error_answer(502, f"upstream error: {exc}"))
+            url, cause = members[0].url, type(exc).__name__
+            log.warning("upstream %s failed GET /v1/models: %s: %s", url, cause, exc)
+            await send_answer(send, upstream_failed())

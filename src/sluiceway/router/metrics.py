@@ -1,4 +1,5 @@
-"""The router's Prometheus metrics: ``llm_d_epp_`` names, six with deprecated twins.
+"""The router's Prometheus metrics: ``llm_d_epp_`` names, six with deprecated twins, and
+sluiceway's own ``sluiceway_router_upstream_failures_total``.
 
 Names come from :mod:`sluiceway.observability.names`. The six twinned series are written under
 both prefixes. Occupancy gauges (pool saturation, capacity utilization, stale endpoints, reclaim
@@ -20,7 +21,11 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from sluiceway.flowcontrol.controller import FlowController
-from sluiceway.observability.names import router_metric
+from sluiceway.observability.names import (
+    ROUTER_UPSTREAM_FAILURE_PHASES,
+    ROUTER_UPSTREAM_FAILURES_TOTAL,
+    router_metric,
+)
 
 __all__ = ["RouterMetrics"]
 
@@ -146,6 +151,14 @@ class RouterMetrics:
             registry=r,
             buckets=_CONFIRM_BUCKETS,
         )
+        self._upstream_failures = Counter(
+            ROUTER_UPSTREAM_FAILURES_TOTAL,
+            "Model-server calls that failed: before_response (502) or mid_stream (error event).",
+            ("phase", "inference_pool"),
+            registry=r,
+        )
+        for phase in ROUTER_UPSTREAM_FAILURE_PHASES:  # both series exist from the start
+            self._upstream_failures.labels(phase, pool)
         self._fairness: set[str] = set()
 
     def fairness_label(self, fairness_id: str) -> str:
@@ -178,6 +191,11 @@ class RouterMetrics:
     def cycle(self, seconds: float) -> None:
         for hist in self._cycle.of():
             hist.observe(seconds)
+
+    def upstream_failed(self, *, mid_stream: bool) -> None:
+        """A model-server call failed, before the response started or mid-stream."""
+        phase = ROUTER_UPSTREAM_FAILURE_PHASES[1 if mid_stream else 0]
+        self._upstream_failures.labels(phase, self.pool).inc()
 
     def revocation_issued(self, demand_priority: int) -> None:
         self._issued.labels(str(demand_priority), self.pool).inc()

@@ -2,7 +2,9 @@
 
 Flow-control outcomes map to a status and the ``x-llm-d-request-dropped-reason`` header as the
 current llm-d router does. The eviction answer keeps upstream's literal body; every other body
-is ``{"error": {"message", "type", "code"}}``.
+is ``{"error": {"message", "type", "code"}}``, and a stream the router must end early ends with
+that envelope as its last SSE event. Messages never name a model server: its address is logged,
+not told to clients.
 """
 
 from __future__ import annotations
@@ -13,14 +15,31 @@ from sluiceway.flowcontrol.base import Finalized
 from sluiceway.router.sse import EVICTED_MESSAGE
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer
+from sluiceway.wire.api_errors import error_document
 
-__all__ = ["error_answer", "evicted_answer", "finalized_answer", "shutting_down"]
+__all__ = [
+    "UPSTREAM_CUT_EVENT",
+    "UPSTREAM_FAILED",
+    "body_too_large",
+    "error_answer",
+    "evicted_answer",
+    "finalized_answer",
+    "headers_too_large",
+    "method_not_allowed",
+    "shutting_down",
+    "unauthorized",
+    "upstream_failed",
+]
 
 _TEXT = "text/plain; charset=utf-8"
 _TYPES = {
     400: "BadRequestError",
+    401: "AuthenticationError",
     404: "NotFoundError",
+    405: "MethodNotAllowedError",
+    413: "RequestTooLargeError",
     429: "RateLimitError",
+    431: "RequestHeaderFieldsTooLargeError",
     500: "InternalServerError",
     502: "BadGatewayError",
     503: "ServiceUnavailableError",
@@ -32,14 +51,21 @@ _MESSAGES = {
     h.REASON_CONTEXT_CANCELLED: "client disconnected while queued",
     h.REASON_SHUTTING_DOWN: "the router is shutting down",
 }
+UPSTREAM_FAILED = "the model server failed to answer"
+_UPSTREAM_CUT = "the model server ended the stream before it was complete"
+
+
+def _envelope(status: int, message: str) -> bytes:
+    return orjson.dumps(error_document(message, type=_TYPES.get(status, "APIError"), code=status))
+
+
+# The terminal event of a stream whose model server stopped mid-way (instead of ``[DONE]``).
+UPSTREAM_CUT_EVENT = b"data: " + _envelope(502, _UPSTREAM_CUT) + b"\n\n"
 
 
 def error_answer(status: int, message: str, reason: str | None = None) -> Answer:
     """An OpenAI error envelope, with the dropped-reason header when ``reason`` is given."""
-    body = orjson.dumps(
-        {"error": {"message": message, "type": _TYPES.get(status, "APIError"), "code": status}}
-    )
-    answer = Answer(status, body)
+    answer = Answer(status, _envelope(status, message))
     return answer if reason is None else answer.with_headers((h.DROPPED_REASON, reason))
 
 
@@ -61,3 +87,27 @@ def evicted_answer() -> Answer:
 
 def shutting_down() -> Answer:
     return error_answer(503, _MESSAGES[h.REASON_SHUTTING_DOWN], h.REASON_SHUTTING_DOWN)
+
+
+def upstream_failed() -> Answer:
+    """502 for a model server that failed before the response started (address not told)."""
+    return error_answer(502, UPSTREAM_FAILED)
+
+
+def unauthorized() -> Answer:
+    """401, as the coordinator answers a missing or unknown API key."""
+    return error_answer(401, "missing or unknown API key")
+
+
+def method_not_allowed(method: str, path: str, allowed: tuple[str, ...]) -> Answer:
+    """405 with the ``Allow`` header the route takes."""
+    answer = error_answer(405, f"{method} is not allowed on {path}")
+    return answer.with_headers(("allow", ", ".join(allowed)))
+
+
+def body_too_large(limit: int) -> Answer:
+    return error_answer(413, f"request body over {limit} bytes")
+
+
+def headers_too_large(problem: str) -> Answer:
+    return error_answer(431, problem)

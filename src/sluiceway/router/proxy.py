@@ -2,7 +2,8 @@
 
 Raw ASGI ``send`` is used so the router controls the first byte: the response head goes out
 when upstream's head arrives, every complete SSE event as soon as it is read. A non-streamed
-answer is relayed whole (it is one JSON document).
+answer is relayed whole (it is one JSON document). A stream that stops without its terminal
+event raises :class:`StreamCut`: the caller ends it with an error event, never as if complete.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import aiohttp
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.sse import SseRelay, usage_from_body
 
-__all__ = ["Send", "forward_headers", "relay"]
+__all__ = ["Send", "StreamCut", "forward_headers", "relay"]
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
@@ -45,6 +46,10 @@ _SKIP_RESPONSE = frozenset(
     }
 )
 _EVENT_STREAM = "text/event-stream"
+
+
+class StreamCut(Exception):
+    """The model server ended a stream without ``data: [DONE]`` or an error event."""
 
 
 def forward_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -96,5 +101,8 @@ async def _stream(resp: aiohttp.ClientResponse, ex: Exchange, send: Send, sse: S
         if out:
             await send({"type": "http.response.body", "body": out, "more_body": True})
     ex.usage = sse.usage
+    tail = sse.flush()
+    if not sse.ended:  # a partial last event is dropped: the client gets the error event whole
+        raise StreamCut("the stream ended without its terminal event")
     ex.complete = True
-    await send({"type": "http.response.body", "body": sse.flush()})
+    await send({"type": "http.response.body", "body": tail})

@@ -1,9 +1,9 @@
 """The long-running form of the router behind ``sluiceway router``.
 
 Serves the app on uvicorn (uvloop, httptools), announces ``listening router <url>``, keeps the
-objectives current (file watch or Kubernetes watch) and drains on SIGTERM / SIGINT: the port
-stops answering ready, queued requests get 503 ``rejected-shutting-down``, running streams get
-``--drain-timeout`` to finish.
+objectives current (file watch or Kubernetes watch) and drains on SIGTERM / SIGINT: a mounted
+coordinator answers its held waits 202 at once, the port stops answering ready, queued requests
+get 503 ``rejected-shutting-down``, running streams get ``--drain-timeout`` to finish.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ async def serve_router(
     try:
         await stop.wait()
         log.info("stop requested: draining")
-        await gateway.drain()
+        await app.drain()
     finally:
         for t in tasks:
             t.cancel()

@@ -5,9 +5,10 @@ Durations are scaled seconds (the process clock's time scale applies to them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sluiceway.errors import ConfigError
+from sluiceway.router.limits import RequestLimits
 
 __all__ = ["DEFAULT_POOL_NAME", "RouterSettings"]
 
@@ -20,7 +21,8 @@ class RouterSettings:
     the objectives filter (None = every objective applies). ``health_interval``: seconds
     between health checks; ``health_timeout``: seconds one check may take; ``drain_timeout``:
     seconds running streams get to finish after SIGTERM; ``upstream_timeout``: seconds one
-    upstream call may take in total (0 = no limit)."""
+    upstream call may take in total (0 = no limit); ``limits``: how large a request may be
+    (body and headers)."""
 
     endpoints: tuple[str, ...] = ()
     pool_name: str | None = None
@@ -29,6 +31,7 @@ class RouterSettings:
     drain_timeout: float = 30.0
     upstream_timeout: float = 0.0
     prefix_affinity: bool = False
+    limits: RequestLimits = field(default_factory=RequestLimits)
 
     def __post_init__(self) -> None:
         for name in ("health_interval", "health_timeout"):

@@ -4,6 +4,10 @@ Upstream bytes are forwarded up to the last complete event (``\\n\\n``); the res
 the next read. Any event carrying a ``usage`` object is parsed for the token counts. When the
 router itself asked for usage (the client did not), the usage-only event (``choices: []``) is
 dropped so the client sees the stream it asked for.
+
+A complete stream ends with a terminal event: ``data: [DONE]`` or an error event
+(``data: {"error": ...}``); :attr:`SseRelay.ended` says whether one came. A stream that stops
+without one was cut (the model server died or closed the connection early).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ __all__ = ["EVICTED_EVENT", "SseRelay", "usage_from_body"]
 _BOUNDARY = b"\n\n"
 _USAGE_MARK = b'"usage":{'
 _DATA = b"data:"
+_DONE = b"[DONE]"
+_ERROR = b'{"error"'
 
 EVICTED_MESSAGE = "request evicted by flow control"
 # The terminal event an evicted stream ends with, instead of ``data: [DONE]``.
@@ -49,14 +55,26 @@ def usage_from_body(body: bytes) -> Usage | None:
         return None
 
 
-class SseRelay:
-    """Feeds on upstream chunks and returns the bytes to forward now."""
+def _terminal(events: bytes) -> bool:
+    """Whether ``events`` hold ``data: [DONE]`` or an error event."""
+    for line in events.split(b"\n"):
+        if line.startswith(_DATA):
+            data = line[len(_DATA) :].strip()
+            if data == _DONE or data.startswith(_ERROR):
+                return True
+    return False
 
-    __slots__ = ("_carry", "strip_usage", "usage")
+
+class SseRelay:
+    """Feeds on upstream chunks and returns the bytes to forward now; ``ended``: the terminal
+    event went by."""
+
+    __slots__ = ("_carry", "ended", "strip_usage", "usage")
 
     def __init__(self, *, strip_usage: bool) -> None:
         self.strip_usage = strip_usage
         self.usage: Usage | None = None
+        self.ended = False
         self._carry = b""
 
     def feed(self, data: bytes) -> bytes:
@@ -69,12 +87,18 @@ class SseRelay:
         out, self._carry = buf[: cut + 2], buf[cut + 2 :]
         if _USAGE_MARK in out:
             out = self._take_usage(out)
+        self._watch_end(out)
         return out
 
     def flush(self) -> bytes:
         """Whatever is held back at the end of the stream (an unterminated last event)."""
         out, self._carry = self._carry, b""
+        self._watch_end(out)
         return out
+
+    def _watch_end(self, out: bytes) -> None:
+        if not self.ended and (_DONE in out or _ERROR in out):
+            self.ended = _terminal(out)
 
     def _take_usage(self, out: bytes) -> bytes:
         kept: list[bytes] = []

@@ -6,11 +6,14 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from sluiceway.clock import RealClock
+from sluiceway.config.coordinator import AsyncBrokerParams, load_coordinator_config
+from sluiceway.config.documents import read_document
 from sluiceway.config.objectives import load_objectives
 from sluiceway.config.router import load_endpoint_picker_config
 from sluiceway.router.app import RouterApp
@@ -21,6 +24,7 @@ from sluiceway.router.serve import Listen, serve_router
 from sluiceway.router.settings import RouterSettings
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 
+GUIDE_COORDINATOR = Path(__file__).parents[2] / "fixtures" / "guide" / "coordinator-config.yaml"
 GUIDE_OBJECTIVES = {
     "reserved-interactive": 100,
     "reserved-async": 60,
@@ -41,6 +45,13 @@ def objective_docs(priorities: dict[str, int], pool: str = "pool") -> list[dict[
         }
         for name, prio in priorities.items()
     ]
+
+
+def coordinator_params(**changes: Any) -> AsyncBrokerParams:
+    """The guide's coordinator parameters on an in-process broker, with ``changes``."""
+    doc = read_document(GUIDE_COORDINATOR)
+    doc["pipeline"]["steps"][0]["params"].update({"redis_url": "memory://", **changes})
+    return load_coordinator_config(doc).value.broker
 
 
 def picker_config(text: str) -> Any:
@@ -83,16 +94,24 @@ async def running_router(
         rs = RouterSettings(endpoints=tuple(pool.urls), **(settings or {}))
         app, _ = build_router(picker_config(config_yaml), rs, clock, objectives=table)
         stop = asyncio.Event()
-        bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(
-            serve_router(app, Listen(port=0), stop=stop, on_bound=bound.set_result)
-        )
-        url = await asyncio.wait_for(bound, 10)
-        try:
+        async with serving_router(app, stop) as url:
             yield Rig(url, pool, app, clock, stop)
-        finally:
-            stop.set()
-            await asyncio.wait_for(task, 30)
+
+
+@contextlib.asynccontextmanager
+async def serving_router(app: RouterApp, stop: asyncio.Event | None = None) -> AsyncIterator[str]:
+    """``app`` served on a free loopback port until the block ends (or ``stop`` is set, which
+    drains it); yields its URL."""
+    stop = stop or asyncio.Event()
+    bound: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(
+        serve_router(app, Listen(port=0), stop=stop, on_bound=bound.set_result)
+    )
+    try:
+        yield await asyncio.wait_for(bound, 10)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
 
 
 FLOW_CONTROL = """

@@ -6,7 +6,7 @@ import asyncio
 
 import aiohttp
 from aiohttp import web
-from router_harness import picker_config, until
+from router_harness import picker_config, serving_router, until
 
 from loopback import serving
 from sluiceway.clock import RealClock
@@ -70,3 +70,25 @@ async def test_unhealthy_endpoint_is_skipped_and_comes_back() -> None:
         finally:
             stop.set()
             await task
+
+
+async def test_not_ready_while_every_endpoint_is_unhealthy() -> None:
+    server = FakeServer()
+    async with serving(server.app) as endpoint:
+        settings = RouterSettings(endpoints=(endpoint,), health_interval=0.02)
+        config = picker_config("apiVersion: llm-d.ai/v1\nkind: EndpointPickerConfig\n")
+        app, _ = build_router(config, settings, RealClock())
+        pool = app.gateway.pool
+        async with serving_router(app) as url, aiohttp.ClientSession() as s:
+
+            async def readyz() -> tuple[int, dict[str, str]]:
+                async with s.get(url + "/readyz") as r:
+                    return r.status, await r.json()
+
+            assert await readyz() == (200, {"status": "ready"})
+            server.healthy = False
+            await until(lambda: pool.healthy == [])
+            assert await readyz() == (503, {"status": "not ready", "reason": "no healthy endpoint"})
+            server.healthy = True
+            await until(lambda: len(pool.healthy) == 1)
+            assert (await readyz())[0] == 200

@@ -32,3 +32,11 @@ def test_a_tenant_with_a_colon_is_400() -> None:
     with pytest.raises(RequestRejected) as err:
         TenantIdentity(tenant_header=HEADER, api_keys={}).tenant({HEADER: "a:b"})
     assert err.value.status == 400
+
+
+def test_has_key_is_the_check_a_router_makes_when_the_coordinator_is_mounted() -> None:
+    identity = TenantIdentity(tenant_header=HEADER, api_keys={"k1": "premium"})
+    assert identity.has_key({"authorization": "Bearer k1"})
+    assert identity.has_key({"x-api-key": "k1"})
+    assert not identity.has_key({"authorization": "Bearer nope"})
+    assert not identity.has_key({HEADER: "premium"})

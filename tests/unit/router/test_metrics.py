@@ -43,3 +43,16 @@ def test_scrape_time_gauges_read_the_controller() -> None:
         'llm_d_epp_flow_control_revocations_total{inference_pool="pool",outcome="confirmed"} 0.0'
         in text
     )
+
+
+def test_upstream_failures_are_counted_by_phase_from_zero() -> None:
+    metrics = RouterMetrics("pool")
+    name = "sluiceway_router_upstream_failures_total"
+    text = generate_latest(metrics.registry).decode()
+    assert f'{name}{{inference_pool="pool",phase="mid_stream"}} 0.0' in text
+    metrics.upstream_failed(mid_stream=True)
+    metrics.upstream_failed(mid_stream=False)
+    metrics.upstream_failed(mid_stream=False)
+    text = generate_latest(metrics.registry).decode()
+    assert f'{name}{{inference_pool="pool",phase="mid_stream"}} 1.0' in text
+    assert f'{name}{{inference_pool="pool",phase="before_response"}} 2.0' in text

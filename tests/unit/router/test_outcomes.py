@@ -4,7 +4,14 @@ import orjson
 import pytest
 
 from sluiceway.flowcontrol.base import Finalized, Outcome
-from sluiceway.router.outcomes import evicted_answer, finalized_answer, shutting_down
+from sluiceway.router.outcomes import (
+    UPSTREAM_CUT_EVENT,
+    evicted_answer,
+    finalized_answer,
+    method_not_allowed,
+    shutting_down,
+    upstream_failed,
+)
 
 
 def _fin(outcome: Outcome, **kw: bool) -> Finalized:
@@ -40,3 +47,18 @@ def test_eviction_keeps_the_literal_body() -> None:
     assert (answer.status, answer.body) == (429, b"request evicted by flow control")
     assert ("x-llm-d-request-dropped-reason", "evicted") in answer.headers
     assert shutting_down().status == 503
+
+
+def test_upstream_failures_name_no_server() -> None:
+    answer = upstream_failed()
+    error = orjson.loads(answer.body)["error"]
+    assert answer.status == 502 and error["code"] == 502
+    assert "127.0.0.1" not in error["message"] and "http" not in error["message"]
+    assert UPSTREAM_CUT_EVENT.startswith(b"data: ") and UPSTREAM_CUT_EVENT.endswith(b"\n\n")
+    event = orjson.loads(UPSTREAM_CUT_EVENT[len(b"data: ") :])
+    assert set(event["error"]) == {"message", "type", "code"} and event["error"]["code"] == 502
+
+
+def test_method_not_allowed_says_what_is() -> None:
+    answer = method_not_allowed("POST", "/healthz", ("GET", "HEAD"))
+    assert answer.status == 405 and ("allow", "GET, HEAD") in answer.headers

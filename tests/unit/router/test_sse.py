@@ -56,3 +56,24 @@ def test_evicted_event_shape() -> None:
     assert EVICTED_EVENT.endswith(b"\n\n")
     payload = orjson.loads(EVICTED_EVENT[len(b"data: ") :])
     assert payload["error"]["type"] == "evicted"
+
+
+def test_a_stream_has_ended_once_done_or_an_error_event_went_by() -> None:
+    relay = SseRelay(strip_usage=False)
+    relay.feed(TOKEN)
+    assert not relay.ended
+    relay.feed(DONE)
+    assert relay.ended
+    errored = SseRelay(strip_usage=False)
+    errored.feed(TOKEN + b'data: {"error": {"message": "boom"}}\n\n')
+    assert errored.ended
+    unterminated = SseRelay(strip_usage=False)
+    unterminated.feed(TOKEN + b"data:[DONE]")
+    assert not unterminated.ended
+    assert unterminated.flush() == b"data:[DONE]" and unterminated.ended
+
+
+def test_done_inside_generated_text_is_not_the_end() -> None:
+    relay = SseRelay(strip_usage=False)
+    relay.feed(b'data: {"choices":[{"text":"[DONE] {\\"error\\""}]}\n\n')
+    assert not relay.ended

@@ -37,3 +37,17 @@ def test_bad_settings_name_the_field() -> None:
         HeaderTrust.build(["not-a-net"])
     with pytest.raises(ConfigError, match="trustedSources"):
         HeaderTrust.build([], "X-Secret", "")
+
+
+def test_behind_keys_nobody_is_trusted_without_sources_and_keys_stay_behind() -> None:
+    keyed = HeaderTrust().behind_keys()
+    assert not keyed.open
+    with_key = [*RAW, (b"authorization", b"Bearer k1"), (b"x-api-key", b"k1")]
+    assert keyed.filter("10.1.2.3", with_key) == [(b"content-type", b"application/json")]
+
+
+def test_behind_keys_configured_sources_still_decide() -> None:
+    keyed = HeaderTrust.build(["10.0.0.0/8"]).behind_keys()
+    with_key = [*RAW, (b"authorization", b"Bearer k1")]
+    assert keyed.filter("10.1.2.3", with_key) == RAW
+    assert keyed.filter("8.8.8.8", with_key) == [(b"content-type", b"application/json")]
