@@ -167,7 +167,7 @@ async def _serving(app: RouterApp) -> AsyncIterator[str]:
         try:
             yield server.url
         finally:
-            await app.gateway.drain()
+            await app.drain()
             await server.stop()
     finally:
         await app.gateway.aclose()
