@@ -4,7 +4,8 @@ With ``resume: true`` on a queue, a ``/v1/completions`` request with a text prom
 streamed (whatever the caller asked) and its text is kept as it arrives. An eviction reaches the
 worker as a 429 whose dropped reason is ``evicted`` (before the first byte), as the router's
 terminal SSE event ``{"error": {"type": "evicted"}}`` once streaming, or as a stream that ends
-without ``[DONE]``. The worker then sends prompt + generated text again with the remaining
+without ``[DONE]``; the router's error event of code 502 (its model server cut the stream)
+counts the same way. The worker then sends prompt + generated text again with the remaining
 ``max_tokens``, so the model server recomputes only a prefill (cheap when its prefix cache holds
 it) instead of the lost decode work. The caller gets one non-streamed completion: the stitched
 text, the last finish reason, and ``usage`` summed over the attempts.
@@ -58,6 +59,15 @@ class StreamEvent:
     meta: dict[str, Any] | None = None
 
 
+# The router ends a stream its model server cut with an error event of code 502: the text so far
+# is good, so it resumes like an eviction (another server continues it).
+_UPSTREAM_CUT = 502
+
+
+def _resumable(error: dict[str, Any]) -> bool:
+    return error.get("type") == h.REASON_EVICTED or error.get("code") == _UPSTREAM_CUT
+
+
 def parse_event(line: bytes) -> StreamEvent | None:
     """The event of one SSE line (None for comments, blank lines and other fields)."""
     line = line.strip()
@@ -74,7 +84,7 @@ def parse_event(line: bytes) -> StreamEvent | None:
         return None
     if isinstance(event.get("error"), dict):
         error = event["error"]
-        return StreamEvent(evicted=error.get("type") == h.REASON_EVICTED, error=error)
+        return StreamEvent(evicted=_resumable(error), error=error)
     choices = event.get("choices") or []
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     usage = event.get("usage")

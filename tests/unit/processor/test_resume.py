@@ -25,6 +25,8 @@ def test_parse_event_kinds() -> None:
     assert evicted is not None and evicted.evicted
     other = parse_event(b'data: {"error": {"type": "server_error", "code": 500}}')
     assert other is not None and not other.evicted and other.error is not None
+    cut = parse_event(b'data: {"error": {"type": "BadGatewayError", "code": 502}}')
+    assert cut is not None and cut.evicted  # the router's "model server cut the stream"
     text = parse_event(b'data: {"id": "c1", "choices": [{"text": " the", "finish_reason": null}]}')
     assert text is not None and text.text == " the" and text.meta == {"id": "c1"}
 
