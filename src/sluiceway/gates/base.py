@@ -20,6 +20,11 @@ nothing.
 Budget: ``budget(now)`` in [0, 1]; a budget b becomes the in-flight target
 ``ceil(b x W)`` for the pool of W workers the gate guards; 1 sets no cap.
 
+Feedback: a pool gate that learns from the answers to what it admitted (``aimd``) implements
+:class:`Feedback`; the worker hands it each attempt's :class:`AnswerFacts`. The registry wraps
+a combinator that nests such gates in a :class:`FeedbackRelay`, so the worker only ever looks
+at the gate it was given.
+
 Times are scaled Unix seconds passed in by the caller. Standard library only.
 """
 
@@ -37,8 +42,11 @@ __all__ = [
     "CONTINUE",
     "REFUSE",
     "WAIT",
+    "AnswerFacts",
     "BudgetGate",
     "Decision",
+    "Feedback",
+    "FeedbackRelay",
     "Gate",
     "GateRequest",
     "Holdings",
@@ -47,6 +55,7 @@ __all__ = [
     "Verdict",
     "apply_chain",
     "budget_allows",
+    "with_feedback",
 ]
 
 log = logging.getLogger(__name__)
@@ -209,3 +218,58 @@ class BudgetGate:
 
     async def aclose(self) -> None:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerFacts:
+    """What one dispatched attempt came back with, as a feedback gate sees it.
+
+    ``holder`` is the admission's :attr:`GateRequest.holder` (a gate learns only from what it
+    admitted); ``status`` is None when no HTTP answer arrived (connection error, timeout);
+    ``reason`` the router's drop reason header ("" when absent); ``retry_after`` its
+    Retry-After in scaled seconds (None when absent)."""
+
+    holder: str
+    status: int | None
+    reason: str = ""
+    retry_after: float | None = None
+
+
+@runtime_checkable
+class Feedback(Protocol):
+    """A gate that learns from the answers to the requests it admitted."""
+
+    def observe(self, answer: AnswerFacts, now: float) -> None:
+        """Take one attempt's answer into account (called before the request's release)."""
+        ...
+
+
+class FeedbackRelay:
+    """A gate that hands answers on to the feedback gates nested in it: the registry puts one
+    around a combinator (``composite``, ``wait-on-refuse`` ...) that holds some, so nesting
+    changes no combinator and the worker needs no walk of the chain."""
+
+    def __init__(self, gate: Gate, observers: Sequence[Feedback]) -> None:
+        self.gate = gate
+        self.observers = tuple(observers)
+
+    async def budget(self, now: float) -> float:
+        return await self.gate.budget(now)
+
+    async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
+        return await self.gate.apply(request, holdings, now)
+
+    def observe(self, answer: AnswerFacts, now: float) -> None:
+        for observer in self.observers:
+            observer.observe(answer, now)
+
+    async def aclose(self) -> None:
+        await self.gate.aclose()
+
+
+def with_feedback(gate: Gate, nested: Sequence[Feedback]) -> Gate:
+    """``gate`` as built, or relaying answers to the feedback gates ``nested`` in it when it
+    takes none itself."""
+    if not nested or isinstance(gate, Feedback):
+        return gate
+    return FeedbackRelay(gate, nested)

@@ -42,6 +42,11 @@ PROCESSOR_METRICS: Final = (
 )
 GATE_DECISION_REASONS: Final = ("gate_closed", "quota_exhausted", "dropped", "error")
 TOKEN_DIRECTIONS: Final = ("input", "output")
+# sluiceway's own processor gauges: an ``aimd`` gate's window, its slow-start threshold and the
+# requests in flight through it (the processor's labels plus ``inference_pool``, the window's).
+GATE_AIMD_WINDOW: Final = "sluiceway_gate_aimd_window"
+GATE_AIMD_SSTHRESH: Final = "sluiceway_gate_aimd_ssthresh"
+GATE_AIMD_IN_FLIGHT: Final = "sluiceway_gate_aimd_in_flight"
 
 # -- Router: prefix llm_d_epp_ (six also under the deprecated inference_extension_) ---------
 ROUTER_PREFIX: Final = "llm_d_epp_"
