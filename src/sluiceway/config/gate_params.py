@@ -14,13 +14,21 @@ import math
 from collections.abc import Mapping
 from typing import Annotated, Final, Literal, Self
 
-from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sluiceway.config.params import Duration, FlexFloat, FlexInt, JsonObject, decode_json_object
 from sluiceway.config.strict import StrictModel
 
 __all__ = [
     "GATE_PARAMS",
+    "AimdParams",
     "BudgetKeyParams",
     "CompositeParams",
     "ConstantParams",
@@ -134,6 +142,48 @@ class LeasedRateParams(StrictModel):
         return value
 
 
+class AimdParams(StrictModel):
+    """``aimd``: upstream's planned parameters (window bounds, steps, hold, queue-duration
+    target) plus sluiceway's ``saturation_target``. ``pool`` keys the shared window (default:
+    the owning pool) and names the inference pool a signal is read for; ``max_window`` 0 means
+    the pool's worker count. At most one target; a target needs ``pool``."""
+
+    pool: str = ""
+    namespace: str = ""
+    min_window: FlexInt = Field(default=1, gt=0)
+    max_window: FlexInt = Field(default=0, ge=0)
+    increase: FlexFloat = Field(default=1.0, gt=0.0)
+    decrease: FlexFloat = Field(default=0.5, gt=0.0, lt=1.0)
+    hold_duration: Duration = Field(default=30.0, ge=0.0)
+    queue_duration_target: Duration | None = Field(default=None, gt=0.0)
+    saturation_target: FlexFloat | None = Field(default=None, gt=0.0, le=1.0)
+
+    @field_validator("increase", "hold_duration")
+    @classmethod
+    def _finite_step(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be finite")
+        return value
+
+    @field_validator("max_window")
+    @classmethod
+    def _not_below_min(cls, value: int, info: ValidationInfo) -> int:
+        if value and value < info.data.get("min_window", 1):
+            raise ValueError("must be at least min_window (or 0: the pool's workers)")
+        return value
+
+    @field_validator("queue_duration_target", "saturation_target")
+    @classmethod
+    def _target_rules(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return value
+        if not info.data.get("pool"):
+            raise ValueError("a target needs pool (the inference pool its signal is read for)")
+        if info.field_name == "saturation_target" and info.data.get("queue_duration_target"):
+            raise ValueError("set one of queue_duration_target and saturation_target")
+        return value
+
+
 class GateSpec(StrictModel):
     """A nested gate config: ``{"gate_type": ..., "gate_params": {...}}``."""
 
@@ -170,4 +220,5 @@ GATE_PARAMS: Final[Mapping[str, type[BaseModel]]] = {
     "composite": CompositeParams,
     "wait-on-refuse": WaitOnRefuseParams,
     "tier-priority-admission": TierPriorityParams,
+    "aimd": AimdParams,  # sluiceway's, after upstream's planned feedback gate
 }

@@ -5,7 +5,10 @@ module, so jump-to-definition leads from a name to its gate. The names and their
 models are configuration's (:data:`sluiceway.config.gate_params.GATE_PARAMS`); a test keeps the
 two tables the same. :func:`build_gate` validates the parameters with the type's model and
 calls the builder; an unknown name is a configuration error. Combinators build the gates they
-nest through ``ctx.build``, which is this function, so no gate module imports this one.
+nest through ``ctx.build``, which leads back here, so no gate module imports this one.
+
+Feedback gates (``aimd``) are collected while a chain is built: a top gate that nests some
+and takes no answers itself comes back in a :class:`~sluiceway.gates.base.FeedbackRelay`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pydantic import BaseModel
 from sluiceway.config.registry import validate_params
 from sluiceway.errors import ConfigError
 from sluiceway.gates import (
+    aimd,
     budget_key,
     composite,
     constant,
@@ -33,7 +37,7 @@ from sluiceway.gates import (
     tier_priority,
     wait_on_refuse,
 )
-from sluiceway.gates.base import Gate
+from sluiceway.gates.base import Feedback, Gate, with_feedback
 from sluiceway.gates.context import GateBuilder, GateContext
 
 __all__ = ["BUILDERS", "build_gate"]
@@ -52,6 +56,7 @@ BUILDERS: Final[Mapping[str, GateBuilder]] = {
     "composite": composite.build,
     "wait-on-refuse": wait_on_refuse.build,
     "tier-priority-admission": tier_priority.build,
+    "aimd": aimd.build,
 }
 
 
@@ -72,9 +77,27 @@ def build_gate(
     gate_type: str, params: object, ctx: GateContext, *, field: str = "gate_params"
 ) -> Gate | None:
     """The gate for ``gate_type`` with ``params`` (object or JSON string); None when no type."""
+    observers: list[Feedback] = []
+    gate = _build(gate_type, params, ctx, field, observers)
+    return None if gate is None else with_feedback(gate, observers)
+
+
+def _build(
+    gate_type: str, params: object, ctx: GateContext, field: str, observers: list[Feedback]
+) -> Gate | None:
+    """One gate and the gates it nests, noting each feedback gate in ``observers``."""
     if not gate_type:
         return None
     model, _ = validate_params("gate", gate_type, _params_dict(params, field), field=field)
     if not isinstance(model, BaseModel):  # every gate type has a model (GATE_PARAMS)
         raise ConfigError(f"gate type {gate_type!r} has no parameters model", field=field)
-    return BUILDERS[gate_type](model, replace(ctx, build=build_gate))
+
+    def nested(
+        gate_type: str, params: object, ctx: GateContext, *, field: str = "gate_params"
+    ) -> Gate | None:  # the ``ctx.build`` of the builder: what it nests is noted too
+        return _build(gate_type, params, ctx, field, observers)
+
+    gate = BUILDERS[gate_type](model, replace(ctx, build=nested))
+    if isinstance(gate, Feedback):
+        observers.append(gate)
+    return gate

@@ -64,6 +64,7 @@ def test_gate_params_come_from_configuration_without_importing_a_gate() -> None:
         "composite",
         "wait-on-refuse",
         "tier-priority-admission",
+        "aimd",
     } == registry.GATE_TYPES
 
 
