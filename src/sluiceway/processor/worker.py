@@ -1,9 +1,10 @@
 """A pool worker: take the next ready request and run its steps.
 
 ``admit`` (cancellation, deadline, pool gates with parking), ``dispatch`` (the HTTP attempt,
-watched for cancellation), ``record`` (result or retry). Every path ends the claim exactly once
-through the :class:`~sluiceway.processor.recorder.Recorder`. A drain that runs out of time cancels
-the worker: its request goes back to the queue with its retry count unchanged.
+watched for cancellation), ``record`` (the answer to a pool gate that learns from answers,
+then result or retry). Every path ends the claim exactly once through the
+:class:`~sluiceway.processor.recorder.Recorder`. A drain that runs out of time cancels the
+worker: its request goes back to the queue with its retry count unchanged.
 """
 
 from __future__ import annotations
