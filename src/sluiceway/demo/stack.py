@@ -86,6 +86,7 @@ class StackSpec:
     workers: int = 16
     # the pool gate, given the router's URL: (gate_type, gate_params)
     pool_gate: Callable[[str], tuple[str, Mapping[str, object]]] | None = None
+    signal_period: float = 0.0  # how often shared signals refresh (0: the default period)
 
 
 @dataclass
@@ -213,7 +214,7 @@ async def running_demo_stack(
         mount_coordinator(
             app, _coordinator_params(redis_url), broker=broker, quota_store=quota(""), clock=clock
         )
-        signals = SignalHub(clock, PrometheusSettings(cache_ttl=0))
+        signals = SignalHub(clock, PrometheusSettings(cache_ttl=spec.signal_period))
         st.push_async_callback(signals.aclose)
         registry = CollectorRegistry()
         handbacks = HandbackCounter(broker)
