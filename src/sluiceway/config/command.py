@@ -9,7 +9,13 @@ import typer
 
 from sluiceway.errors import ConfigError
 
-__all__ = ["register"]
+__all__ = ["error_line", "register"]
+
+
+def error_line(file: Path, exc: Exception) -> str:
+    """``error: FILE: <reason>``, the file named once (a document error names it already)."""
+    message = str(exc)
+    return f"error: {message}" if message.startswith(f"{file}:") else f"error: {file}: {message}"
 
 
 def check_config(
@@ -32,9 +38,7 @@ def check_config(
     try:
         result = check_file(file, kind=kind, transport=transport)
     except ConfigError as exc:
-        message = str(exc)
-        named = message.startswith(f"{file}:")
-        typer.echo(f"error: {message}" if named else f"error: {file}: {message}", err=True)
+        typer.echo(error_line(file, exc), err=True)
         raise typer.Exit(1) from None
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -10,12 +10,13 @@ The whole upstream file loads: ``server.*``, ``gateway.address`` (the passthroug
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from sluiceway.config.params import Duration, FlexFloat, FlexInt
 from sluiceway.config.strict import Loaded, StrictModel, join_path, validate_model
+from sluiceway.config.urls import broker_transport
 from sluiceway.errors import ConfigError, UnsupportedError
 from sluiceway.wire import headers
 
@@ -53,7 +54,7 @@ class QuotaParams(StrictModel):
 
     prefix: str = "quota:"
     attribute: str = "userid"
-    limits: dict[str, FlexInt] = Field(default_factory=dict)
+    limits: dict[str, Annotated[FlexInt, Field(ge=0)]] = Field(default_factory=dict)
     window_seconds: FlexFloat = Field(default=300.0, gt=0)
 
 
@@ -111,6 +112,16 @@ class AsyncBrokerParams(StrictModel):
     )
     upstream_url: str = ""
     api_keys: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _names_a_broker(cls, value: str) -> str:
+        if broker_transport(value) is None:
+            raise ValueError(
+                f"{value!r} names no broker: use redis://, rediss://, postgresql://, memory:// "
+                "or sqlite:///PATH"
+            )
+        return value
 
     @field_validator("mode_header", "tenant_header", "timeout_header", "objective_header")
     @classmethod

@@ -1,20 +1,24 @@
 """Address checks shared by config files and command-line flags.
 
-A Redis address needs its scheme (redis-py cannot tell a host from a path without one); an
-upstream needs http(s); a SQLite database is a file path, never something that looks like a URL
-(it would otherwise become a directory tree named after the URL). Credentials are masked before
-an address is logged.
+A Redis address needs its scheme (redis-py cannot tell a host from a path without one); a
+coordinator's broker address names its transport by its scheme; an upstream needs http(s); a
+SQLite database is a file path, never something that looks like a URL (it would otherwise
+become a directory tree named after the URL). Credentials are masked before an address is
+logged.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 from sluiceway.errors import ConfigError
 
 __all__ = [
+    "BROKER_SCHEMES",
     "REDIS_SCHEMES",
+    "broker_transport",
     "check_http_url",
     "check_redis_url",
     "check_sqlite_path",
@@ -23,6 +27,20 @@ __all__ = [
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 _URL_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# The coordinator's ``redis_url``: each scheme and the broker transport it names.
+BROKER_SCHEMES: Final = {
+    "redis://": "redis-sortedset",
+    "rediss://": "redis-sortedset",
+    "memory://": "memory",
+    "sqlite://": "sqlite",
+    "postgres://": "postgres",
+    "postgresql://": "postgres",
+}
+
+
+def broker_transport(url: str) -> str | None:
+    """The broker transport ``url``'s scheme names (:data:`BROKER_SCHEMES`), None for none."""
+    return next((t for scheme, t in BROKER_SCHEMES.items() if url.startswith(scheme)), None)
 
 
 def check_redis_url(url: str, *, field: str) -> str:

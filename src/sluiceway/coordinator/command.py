@@ -64,6 +64,7 @@ def coordinator(
     log_format: LogFormat = "text",
 ) -> None:
     """Serve the coordinator that CONFIG describes."""
+    from sluiceway.config.command import error_line
     from sluiceway.config.coordinator import load_coordinator_config
     from sluiceway.config.documents import read_document
     from sluiceway.observability.logging import configure_logging
@@ -76,7 +77,7 @@ def coordinator(
             log.warning("%s: %s", config, warning)
         asyncio.run(_run(loaded.value, make_clock(time_scale, time_anchor), serving))
     except SluicewayError as exc:
-        typer.echo(f"error: {config}: {exc}", err=True)
+        typer.echo(error_line(config, exc), err=True)
         raise typer.Exit(2) from None
 
 

@@ -17,6 +17,7 @@ from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams, CoordinatorConfig
+from sluiceway.config.urls import broker_transport
 from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, CoordinatorParts
 from sluiceway.coordinator.forwarding import Forwarder, HttpForwarder, RouterForwarder
 from sluiceway.coordinator.identity import TenantIdentity
@@ -28,21 +29,12 @@ from sluiceway.router.app import RouterApp
 
 __all__ = ["build_coordinator", "mount_coordinator", "open_coordinator", "transport_of"]
 
-_SCHEMES = {
-    "redis://": "redis-sortedset",
-    "rediss://": "redis-sortedset",
-    "memory://": "memory",
-    "sqlite://": "sqlite",
-    "postgres://": "postgres",
-    "postgresql://": "postgres",
-}
-
 
 def transport_of(url: str) -> str:
-    """The broker transport a coordinator ``redis_url`` names."""
-    for scheme, transport in _SCHEMES.items():
-        if url.startswith(scheme):
-            return transport
+    """The broker transport a coordinator ``redis_url`` names (the config checks it first)."""
+    transport = broker_transport(url)
+    if transport is not None:
+        return transport
     raise ConfigError(
         f"{url!r}: use redis://, rediss://, postgresql://, memory:// or sqlite:///PATH",
         field="redis_url",

@@ -152,3 +152,27 @@ def test_config_errors_name_their_file_once(tmp_path: Path) -> None:
     ran = sluiceway("processor", "--transport-config-file", str(transport),
                     "--pool-config-file", str(pools))  # fmt: skip
     assert_one_error(ran, str(pools), "[0].workers")
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("a: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 64 levels"),
+        (
+            "redis_url: redis://r:6379\nquota:\n  limits:\n    batch: -1\n",
+            "pipeline.steps[0].params.quota.limits.batch",
+        ),
+        ("redis_url: foo\n", "pipeline.steps[0].params.redis_url"),
+    ],
+    ids=["5000-deep", "negative-quota-limit", "redis-url-without-broker"],
+)
+def test_a_bad_coordinator_file_is_one_error_in_check_config_and_at_start(
+    tmp_path: Path, text: str, needle: str
+) -> None:
+    config = tmp_path / "coordinator.yaml"
+    config.write_text(text)
+    checked = sluiceway("check-config", str(config))
+    started = sluiceway("coordinator", "--config", str(config), "--port", "0")
+    assert_one_error(checked, str(config), needle, code=1)
+    assert_one_error(started, str(config), needle, code=2)
+    assert checked.err.count(str(config)) == started.err.count(str(config)) == 1

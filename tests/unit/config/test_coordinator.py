@@ -43,18 +43,18 @@ def _whole(params: dict[str, Any], **top: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("doc", "field"),
     [
-        (_whole({"redis_url": "r", "colour": 1}), "pipeline.steps[0].params.colour"),
+        (_whole({"redis_url": "redis://r", "colour": 1}), "pipeline.steps[0].params.colour"),
         (_whole({}), "pipeline.steps[0].params.redis_url"),
         (
-            _whole({"redis_url": "r", "wakeup_mode": "psychic"}),
+            _whole({"redis_url": "redis://r", "wakeup_mode": "psychic"}),
             "pipeline.steps[0].params.wakeup_mode",
         ),
         (
-            _whole({"redis_url": "r", "forward_headers": ["X-LLM-D-Async-Mode"]}),
+            _whole({"redis_url": "redis://r", "forward_headers": ["X-LLM-D-Async-Mode"]}),
             "pipeline.steps[0].params.forward_headers",
         ),
         ({"pipeline": {"steps": [{"name": "decode"}]}}, "pipeline.steps[0]"),
-        (_whole({"redis_url": "r"}, server={"colour": 1}), "server.colour"),
+        (_whole({"redis_url": "redis://r"}, server={"colour": 1}), "server.colour"),
     ],
 )
 def test_errors_name_the_field(doc: dict[str, Any], field: str) -> None:
@@ -65,4 +65,26 @@ def test_errors_name_the_field(doc: dict[str, Any], field: str) -> None:
 
 def test_tls_serving_is_unsupported() -> None:
     with pytest.raises(UnsupportedError):
-        load_coordinator_config(_whole({"redis_url": "r"}, server={"secure_serving": True}))
+        load_coordinator_config(_whole({"redis_url": "redis://r"}, server={"secure_serving": True}))
+
+
+@pytest.mark.parametrize("url", ["foo", "redis:6379", "http://redis:6379", "unix:///tmp/r.sock"])
+def test_a_redis_url_naming_no_broker_is_an_error_naming_it(url: str) -> None:
+    with pytest.raises(ConfigError, match="names no broker") as info:
+        load_coordinator_config({"redis_url": url})
+    assert info.value.field == "pipeline.steps[0].params.redis_url"
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://r:6379/0", "rediss://r", "memory://", "sqlite:///q.db", "postgresql://pg/db"]
+)
+def test_every_broker_scheme_loads(url: str) -> None:
+    assert load_coordinator_config({"redis_url": url}).value.broker.redis_url == url
+
+
+def test_a_negative_quota_limit_is_an_error_naming_the_tenant() -> None:
+    doc = {"redis_url": "redis://r", "quota": {"limits": {"batch": -1}}}
+    with pytest.raises(ConfigError) as info:
+        load_coordinator_config(doc)
+    assert info.value.field == "pipeline.steps[0].params.quota.limits.batch"
+    assert load_coordinator_config({**doc, "quota": {"limits": {"batch": 0}}}).value

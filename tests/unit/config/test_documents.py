@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from sluiceway.config.documents import parse_documents, read_document, read_documents
+from sluiceway.config.documents import (
+    MAX_NESTING,
+    nests_deeper,
+    parse_documents,
+    read_document,
+    read_documents,
+)
 from sluiceway.errors import ConfigError
 
 
@@ -33,3 +39,31 @@ def test_files(tmp_path: Path) -> None:
     assert read_document(empty) == {}
     with pytest.raises(ConfigError, match="cannot read"):
         read_documents(tmp_path / "missing.yaml")
+
+
+def test_nesting_is_counted_in_mappings_and_lists_only() -> None:
+    assert not nests_deeper({"a": [1, "x"]}, 2)
+    assert nests_deeper({"a": [[1]]}, 2)
+    assert not nests_deeper("scalar", 0)
+    assert nests_deeper([[[]]] * 3, 2)
+
+
+def test_documents_at_the_nesting_limit_load() -> None:
+    inner = "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1)
+    assert parse_documents(f"a: {inner}\n")
+    assert parse_documents(f"[{inner}]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "[" * 5000 + "]" * 5000 + "\n",  # YAML flow style
+        "".join("  " * i + "k:\n" for i in range(5000)),  # YAML block style
+        "[" * 5000 + "]" * 5000,  # JSON past the parser's recursion
+        "[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1),  # JSON past the limit only
+    ],
+    ids=["yaml-flow", "yaml-block", "json-5000", "json-65"],
+)
+def test_a_document_nested_past_the_limit_is_a_config_error_naming_the_file(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"^deep\.yaml: nested deeper than 64 levels"):
+        parse_documents(text, source="deep.yaml")

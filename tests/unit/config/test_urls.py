@@ -1,10 +1,12 @@
-"""Address checks: Redis schemes, http upstreams, SQLite paths, masked credentials."""
+"""Address checks: Redis schemes, broker schemes, http upstreams, SQLite paths, masked
+credentials."""
 
 from __future__ import annotations
 
 import pytest
 
 from sluiceway.config.urls import (
+    broker_transport,
     check_http_url,
     check_redis_url,
     check_sqlite_path,
@@ -22,6 +24,25 @@ def test_a_redis_address_without_scheme_names_the_field_and_suggests_one() -> No
     with pytest.raises(ConfigError) as info:
         check_redis_url("127.0.0.1:6379", field="--url")
     assert info.value.field == "--url" and "redis://127.0.0.1:6379" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "transport"),
+    [
+        ("redis://redis:6379/0", "redis-sortedset"),
+        ("rediss://user:pw@redis:6380/0", "redis-sortedset"),
+        ("memory://", "memory"),
+        ("sqlite:///var/lib/queue.db", "sqlite"),
+        ("postgres://pg/db", "postgres"),
+        ("postgresql://pg/db", "postgres"),
+        ("redis:6379", None),
+        ("foo", None),
+    ],
+)
+def test_a_broker_address_names_its_transport_by_its_scheme(
+    url: str, transport: str | None
+) -> None:
+    assert broker_transport(url) == transport
 
 
 def test_upstreams_need_http() -> None:
