@@ -3,7 +3,8 @@
 The path of a request, by file:
 
 1. ``app.py``: the route; the mode header (``intake.py``) decides the rest, and a request
-   without one is forwarded untouched through ``forwarding.py``.
+   without one is forwarded untouched through ``forwarding.py``; ``methods.py``: the methods
+   each own path takes (405 with ``Allow`` for the others).
 2. ``identity.py``: the tenant (API key, or the trusted tenant header).
 3. ``intake.py``: body, model (``routes.py``: served models, queue and tier), request id,
    deadline (a wait-mode deadline cut to the tenant's patience learned by ``patience.py``).
@@ -11,12 +12,15 @@ The path of a request, by file:
    and fairness headers; ``forwarding.py`` calls the router (over HTTP, or in process when
    mounted in it); ``responses.py`` relays the stream
    and notices a client that leaves.
-5. wait / enqueue: ``mailbox.py`` queues the envelope through the broker's producer (or
+5. wait / enqueue: ``validation.py`` refuses a body a model server would refuse and
+   ``catalog.py`` a model the gateway does not list, before anything is queued;
+   ``mailbox.py`` queues the envelope through the broker's producer (or
    re-attaches by id) and, for wait, holds the connection until the result lands;
    ``answers.py`` turns the stored result into the HTTP answer.
 6. ``server.py`` opens the broker and quota store from a config file, and mounts the
    coordinator in a router (``mount_coordinator``);
    ``command.py`` is ``sluiceway coordinator``.
 
-Beside the path: ``metrics.py``, the coordinator's own metrics (names in ``observability.names``).
+Beside the path: ``metrics.py``, the coordinator's own metrics (names in ``observability.names``);
+``probes.py``, ``/healthz``, ``/readyz`` and ``/metrics``.
 """

@@ -21,14 +21,18 @@ from sluiceway.wire.api_errors import error_body
 from sluiceway.wire.headers import DROPPED_REASON, REASON_INFEASIBLE
 
 __all__ = [
+    "RETRY_AFTER_SECONDS",
     "RequestRejected",
     "answer_for_record",
+    "broker_unavailable",
+    "disallowed_method",
     "oversized_body",
     "pending_answer",
     "rejected_answer",
 ]
 
 CLIENT_CLOSED: Final = 499
+RETRY_AFTER_SECONDS: Final = 1  # a broker blip is over in a second or two
 
 _STATUS_OF_CODE: Final[dict[str, int]] = {
     ErrorCode.GATE_DROPPED: 429,
@@ -71,7 +75,7 @@ def oversized_body(limit: int) -> RequestRejected:
     return RequestRejected(413, "oversized_body", f"request body over {limit} bytes")
 
 
-def method_not_allowed(method: str, path: str, allowed: Iterable[str]) -> RequestRejected:
+def disallowed_method(method: str, path: str, allowed: Iterable[str]) -> RequestRejected:
     """405 with the ``Allow`` header of the methods ``path`` takes."""
     allow = ", ".join(allowed)
     return RequestRejected(

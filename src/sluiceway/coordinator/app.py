@@ -6,7 +6,10 @@
   deadline: 504); a client that leaves cancels its request;
 - ``enqueue``: queued, ``202 {"id", "status": "pending"}``;
 - ``GET`` / ``DELETE /v1/requests/{id}``, ``GET /v1/models``, ``/healthz``, ``/readyz``,
-  ``/metrics``.
+  ``/metrics`` (another method on these paths: 405, ``methods.py``).
+
+A queued request is checked before it is queued (``validation.py``, ``catalog.py``); a broker
+that fails past the mailboxes' retries is 503 with ``Retry-After``, never 500.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,10 +32,13 @@ from sluiceway.config.coordinator import AsyncBrokerParams
 from sluiceway.coordinator.answers import (
     RequestRejected,
     answer_for_record,
+    broker_unavailable,
+    disallowed_method,
     oversized_body,
     pending_answer,
     rejected_answer,
 )
+from sluiceway.coordinator.catalog import ModelCatalog
 from sluiceway.coordinator.forwarding import Forwarder, ForwardFailed
 from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.coordinator.intake import (
@@ -45,11 +50,14 @@ from sluiceway.coordinator.intake import (
     timeout_of,
 )
 from sluiceway.coordinator.mailbox import Lookup, Mailboxes, MailboxState, QueuedRequest
+from sluiceway.coordinator.methods import CLASSIFIED_METHODS, Handler, own_routes
 from sluiceway.coordinator.metrics import CoordinatorMetrics
 from sluiceway.coordinator.passthrough import QuotaKeeper, stamped_headers
 from sluiceway.coordinator.patience import PatienceBook, patience_settings
+from sluiceway.coordinator.probes import Probes
 from sluiceway.coordinator.responses import RelayResponse, WaitingResponse
 from sluiceway.coordinator.routes import TenantRoutes
+from sluiceway.coordinator.validation import check_content_type, check_queued_body
 from sluiceway.errors import BrokerError
 from sluiceway.wire import ErrorCode
 from sluiceway.wire.answer import Answer
@@ -61,7 +69,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY_BYTES: Final = 10 * 1024 * 1024
 _ID: Final = re.compile(r"^[a-zA-Z0-9-]{1,128}$")
-_PING_TIMEOUT: Final = 3.0
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ class Coordinator:
             tenant_header=params.tenant_header, api_keys=params.api_keys
         )
         self._max_body = max_body_bytes
+        self._catalog = ModelCatalog(parts.forwarder)
         self.metrics = CoordinatorMetrics()
         self.patience = PatienceBook(patience_settings(params.patience))
         self.metrics.watch_patience(self.patience, parts.clock)
@@ -116,22 +124,21 @@ class Coordinator:
         self._draining.set()
 
     def app(self) -> Starlette:
+        probes = Probes(self._parts.broker, self.metrics.registry, draining=lambda: self.draining)
+        own: dict[str, dict[str, Handler]] = {
+            **probes.routes(),
+            "/v1/models": {"GET": self._models},
+            "/v1/requests/{id}": {"GET": self._fetch, "DELETE": self._delete},
+        }
         return Starlette(
             exception_handlers={Exception: _internal_error},
             routes=[
-                Route("/healthz", self._healthz),
-                Route("/readyz", self._readyz),
-                Route("/metrics", self._metrics),
-                Route("/v1/models", self._guarded(self._models), methods=["GET"]),
-                Route("/v1/requests/{id}", self._guarded(self._fetch), methods=["GET"]),
-                Route("/v1/requests/{id}", self._guarded(self._delete), methods=["DELETE"]),
+                *own_routes(own, guard=self._guarded),
                 Route("/{path:path}", self._guarded(self._handle), methods=_METHODS),
             ],
         )
 
-    def _guarded(
-        self, handler: Callable[[Request], Awaitable[Response]]
-    ) -> Callable[[Request], Awaitable[Response]]:
+    def _guarded(self, handler: Handler) -> Handler:
         async def guarded(request: Request) -> Response:
             try:
                 return await handler(request)
@@ -145,6 +152,8 @@ class Coordinator:
 
     async def _handle(self, request: Request) -> Response:
         mode = mode_of(request.headers.get(self._params.mode_header))
+        if mode is not None and request.method not in CLASSIFIED_METHODS:
+            raise disallowed_method(request.method, request.url.path, CLASSIFIED_METHODS)
         raw = await self._body(request)
         if mode is None:
             return await self._forward_untouched(request, raw)
@@ -152,6 +161,10 @@ class Coordinator:
         body = parse_request_body(raw, mode, self._routes)
         if mode is AsyncMode.PASSTHROUGH:
             return await self._passthrough(request, raw, body, tenant)
+        check_content_type(request.headers.get("content-type"))
+        check_queued_body(body.doc, request.url.path)
+        if not self._routes.models:  # no route names the models: the gateway's list does
+            await self._catalog.check(body.model)
         return await self._queued(request, body, mode, tenant)
 
     async def _body(self, request: Request) -> bytes:
@@ -226,12 +239,12 @@ class Coordinator:
             found = await self._parts.mailboxes.attach_or_submit(queued, reattach=given)
         except BrokerError as exc:
             log.warning("enqueue of %s failed: %s", request_id, exc)
-            raise RequestRejected(503, "ENQUEUE_FAILED", f"could not queue: {exc}") from None
+            raise broker_unavailable("ENQUEUE_FAILED", exc) from None
         if mode is AsyncMode.ENQUEUE:
             self.metrics.answered("enqueue", 202)
             return _answer(pending_answer(request_id))
         if found.state is MailboxState.READY and found.record is not None:
-            return await self._deliver(tenant, request_id, found.record, mode="wait")
+            return _answer(await self._delivered(tenant, request_id, found.record, mode="wait"))
         return self._wait_for_result(tenant, request_id, deadline=queued.deadline)
 
     def _queued_request(
@@ -275,16 +288,17 @@ class Coordinator:
                 record = await _until_set(
                     mailboxes.wait_for_result(tenant, request_id, until=until), self._draining
                 )
-                if record is None and self.draining:
-                    return pending_answer(request_id)
-                if record is not None:
-                    await mailboxes.delivered(tenant, request_id)
-                    self.metrics.answered("wait", answer_for_record(record).status)
-                    return answer_for_record(record)
             except BrokerError as exc:
-                return _lookup_failed(exc)
+                log.warning("wait for %s: %s", request_id, exc)
+                self.metrics.answered("wait", 503)
+                answer = rejected_answer(broker_unavailable("LOOKUP_FAILED", exc))
+                return answer.with_headers(("x-request-id", request_id))  # still queued
             finally:
                 self.metrics.waiting.dec()
+            if record is not None:
+                return await self._delivered(tenant, request_id, record, mode="wait")
+            if self.draining:
+                return pending_answer(request_id)
             if until < deadline:  # the wait cap: still fetchable later
                 self.metrics.answered("wait", 202)
                 return pending_answer(request_id)
@@ -302,11 +316,11 @@ class Coordinator:
 
         return WaitingResponse(outcome, left)
 
-    async def _deliver(self, tenant: str, request_id: str, record: str, *, mode: str) -> Response:
+    async def _delivered(self, tenant: str, request_id: str, record: str, *, mode: str) -> Answer:
         answer = answer_for_record(record)
         await self._parts.mailboxes.delivered(tenant, request_id)
         self.metrics.answered(mode, answer.status)
-        return _answer(answer)
+        return answer
 
     # -- result routes -------------------------------------------------------------------
 
@@ -321,20 +335,22 @@ class Coordinator:
         tenant, request_id = self._id_of(request)
         try:
             found: Lookup = await self._parts.mailboxes.lookup(tenant, request_id)
-            if found.state is MailboxState.READY and found.record is not None:
-                return await self._deliver(tenant, request_id, found.record, mode="fetch")
         except BrokerError as exc:
-            return _answer(_lookup_failed(exc))
+            raise broker_unavailable("LOOKUP_FAILED", exc) from None
+        if found.state is MailboxState.READY and found.record is not None:
+            return _answer(await self._delivered(tenant, request_id, found.record, mode="fetch"))
         if found.state is MailboxState.PENDING:
             return _answer(pending_answer(request_id))
-        raise RequestRejected(410, "UNKNOWN_REQUEST", f"request {request_id} is unknown or gone")
+        raise _unknown(request_id)
 
     async def _delete(self, request: Request) -> Response:
         tenant, request_id = self._id_of(request)
         try:
-            await self._parts.mailboxes.delete(tenant, request_id)
+            deleted = await self._parts.mailboxes.delete(tenant, request_id)
         except BrokerError as exc:
-            raise RequestRejected(500, "DELETE_FAILED", str(exc)) from None
+            raise broker_unavailable("DELETE_FAILED", exc) from None
+        if not deleted:  # unknown, gone, or another tenant's: as GET answers it
+            raise _unknown(request_id)
         return Response(status_code=204)
 
     async def _models(self, request: Request) -> Response:
@@ -345,23 +361,6 @@ class Coordinator:
             return await self._forward_untouched(request, b"")
         data = [{"id": m, "object": "model", "owned_by": "llm-d-async"} for m in models]
         return JSONResponse({"object": "list", "data": data})
-
-    # -- health --------------------------------------------------------------------------
-
-    async def _healthz(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
-
-    async def _readyz(self, request: Request) -> Response:
-        if self.draining:
-            return JSONResponse({"status": "draining"}, status_code=503)
-        try:
-            await asyncio.wait_for(self._parts.broker.ping(), _PING_TIMEOUT)
-        except Exception as exc:
-            return JSONResponse({"status": "not ready", "error": str(exc)}, status_code=503)
-        return JSONResponse({"status": "ready"})
-
-    async def _metrics(self, request: Request) -> Response:
-        return Response(generate_latest(self.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
 _METHODS: Final = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -393,6 +392,5 @@ async def _until_set(work: Awaitable[str | None], event: asyncio.Event) -> str |
     return None if task.cancelled() else task.result()
 
 
-def _lookup_failed(exc: BrokerError) -> Answer:
-    log.warning("result lookup failed: %s", exc)
-    return Answer(500, error_body(str(exc), type="server_error", code="LOOKUP_FAILED"))
+def _unknown(request_id: str) -> RequestRejected:
+    return RequestRejected(410, "UNKNOWN_REQUEST", f"request {request_id} is unknown or gone")

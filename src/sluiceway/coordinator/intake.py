@@ -1,14 +1,14 @@
 """Checks on an incoming request before anything is queued or forwarded (pure).
 
-Order as upstream's step: unknown mode, ``stream: true`` outside passthrough, missing model,
-unserved model; then the request id (``x-request-id``, ``^[a-zA-Z0-9-]{1,128}$``, else a fresh
-UUID) and the deadline (the timeout header in positive whole seconds, clamped by the mode's
-maximum, else the mode's default).
+The body is JSON as the router reads it (orjson: ``NaN``, ``1e309`` and lone surrogates are not
+JSON) nested at most ``MAX_NESTING`` (64) levels. Order as upstream's step: unknown mode,
+``stream: true`` outside passthrough, missing model, unserved model; then the request id
+(``x-request-id``, ``^[a-zA-Z0-9-]{1,128}$``, else a fresh UUID) and the deadline (the timeout
+header in positive whole seconds, clamped by the mode's maximum, else the mode's default).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Mapping
@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
+import orjson
+
 from sluiceway.config.coordinator import AsyncBrokerParams
+from sluiceway.config.documents import MAX_NESTING, nests_deeper
 from sluiceway.coordinator.answers import RequestRejected
 from sluiceway.coordinator.routes import TenantRoutes
 from sluiceway.wire import headers as wire_headers
@@ -63,10 +66,7 @@ class RequestBody:
 
 def parse_request_body(raw: bytes, mode: AsyncMode, routes: TenantRoutes) -> RequestBody:
     """Parse and check the body of a classified request."""
-    try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestRejected(400, "invalid_json", f"request body is not JSON: {exc}") from None
+    doc = _parsed(raw)
     if not isinstance(doc, dict):
         raise RequestRejected(400, "invalid_json", "request body must be a JSON object")
     stream = doc.get("stream") is True
@@ -78,6 +78,24 @@ def parse_request_body(raw: bytes, mode: AsyncMode, routes: TenantRoutes) -> Req
     if not routes.serves(model):
         raise RequestRejected(404, "model_not_found", f"model {model!r} is not served here")
     return RequestBody(doc, model, stream)
+
+
+def _parsed(raw: bytes) -> Any:
+    """The body as JSON, read as the router reads it (strict: no NaN, no infinities, no lone
+    surrogates) and at most ``MAX_NESTING`` levels deep."""
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth" in exc.msg:  # orjson's own bound (1024 levels), past ours
+            raise _too_deep() from None
+        raise RequestRejected(400, "invalid_json", f"request body is not JSON: {exc}") from None
+    if nests_deeper(doc, MAX_NESTING):
+        raise _too_deep()
+    return doc
+
+
+def _too_deep() -> RequestRejected:
+    return RequestRejected(400, "too_deep", f"request body nested deeper than {MAX_NESTING} levels")
 
 
 def request_id_of(headers: Mapping[str, str]) -> tuple[str, bool]:

@@ -11,24 +11,45 @@ Re-attach (a retried client sending the same ``x-request-id``): a stored result 
 stored CANCELLED tombstone is deleted and the request queued afresh; a pending request has its
 cancellation withdrawn (if a disconnect had cancelled it) and is held again; an unknown one is
 queued. So a retry never queues a request twice.
+
+A broker blip (a Redis restart, a failover) must not fail a held connection: every broker call
+but the submission is retried on :class:`BrokerError` (``BlipPolicy``: 5 tries, 0.1 s backoff
+doubling to at most 1 s, about 1.5 s in all) before the error reaches the caller, which answers
+503 with ``Retry-After``. A submission is not retried here (it may have landed): the client's
+retry with the same ``x-request-id`` re-attaches instead. Delivery never fails because the
+mailbox's expiry could not be shortened: the result expires on its own later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Mapping
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from functools import partial
+from typing import Any, Final, TypeVar
 
 from sluiceway.broker.base import CANCEL_MARKER_TTL_SECONDS, Broker
 from sluiceway.broker.keys import mailbox
 from sluiceway.broker.wakeup import WakeMode
 from sluiceway.clock import Clock
 from sluiceway.coordinator.answers import is_cancelled_tombstone
+from sluiceway.errors import BrokerError
 from sluiceway.processor.producer import Producer, request
 
-__all__ = ["Lookup", "MailboxState", "Mailboxes", "WakePlan", "envelope_id", "mailbox_key"]
+__all__ = [
+    "BlipPolicy",
+    "Lookup",
+    "MailboxState",
+    "Mailboxes",
+    "WakePlan",
+    "envelope_id",
+    "mailbox_key",
+]
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 POLL_SECONDS: Final = 0.2  # wall seconds between looks when the broker cannot notify
 BACKSTOP_SECONDS: Final = 15.0  # wall seconds between looks while notifications flow
@@ -70,6 +91,19 @@ class WakePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class BlipPolicy:
+    """How often a failed broker call is tried again, and how long apart (wall seconds)."""
+
+    attempts: int = 5
+    first_backoff: float = 0.1
+    max_backoff: float = 1.0
+
+    def backoffs(self) -> list[float]:
+        """The pauses between tries: ``attempts - 1`` of them, doubling up to the maximum."""
+        return [min(self.first_backoff * 2**n, self.max_backoff) for n in range(self.attempts - 1)]
+
+
+@dataclass(frozen=True, slots=True)
 class QueuedRequest:
     """What the coordinator queues for one wait or enqueue request."""
 
@@ -86,20 +120,43 @@ class QueuedRequest:
 class Mailboxes:
     """Submits queued requests and reads, waits for and retires their results."""
 
-    def __init__(self, broker: Broker, *, clock: Clock, wake: WakePlan, fetch_grace: float) -> None:
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        clock: Clock,
+        wake: WakePlan,
+        fetch_grace: float,
+        blips: BlipPolicy | None = None,
+    ) -> None:
         self._broker = broker
         self._clock = clock
         self._wake = wake
         self._grace = fetch_grace
+        self._blips = blips or BlipPolicy()
         self._producer = Producer(broker, clock=clock)
+
+    async def _retried(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()``, tried again after a BrokerError as the blip policy says."""
+        for pause in self._blips.backoffs():
+            try:
+                return await call()
+            except BrokerError as exc:
+                log.debug("broker call failed, again in %.2f s: %s", pause, exc)
+            await asyncio.sleep(pause)
+        return await call()
+
+    async def _peek(self, box: str) -> str | None:
+        return await self._retried(lambda: self._broker.peek_result(box))
 
     async def lookup(self, tenant: str, request_id: str) -> Lookup:
         box = mailbox_key(tenant, request_id)
-        record = await self._broker.peek_result(box)
-        if record is None and await self._broker.is_pending(envelope_id(tenant, request_id)):
+        envelope = envelope_id(tenant, request_id)
+        record = await self._peek(box)
+        if record is None and await self._retried(lambda: self._broker.is_pending(envelope)):
             return Lookup(MailboxState.PENDING)
         if record is None:  # answered between the two looks
-            record = await self._broker.peek_result(box)
+            record = await self._peek(box)
         return (
             Lookup(MailboxState.UNKNOWN) if record is None else Lookup(MailboxState.READY, record)
         )
@@ -111,9 +168,10 @@ class Mailboxes:
             if found.state is MailboxState.READY and found.record is not None:
                 if not is_cancelled_tombstone(found.record):
                     return found
-                await self._broker.expire_result(mailbox_key(req.tenant, req.request_id), 0)
+                await self._expire(mailbox_key(req.tenant, req.request_id), 0)
             elif found.state is MailboxState.PENDING:
-                await self._broker.revive(envelope_id(req.tenant, req.request_id))
+                envelope = envelope_id(req.tenant, req.request_id)
+                await self._retried(lambda: self._broker.revive(envelope))
                 return found
         await self._submit(req)
         return Lookup(MailboxState.PENDING)
@@ -136,7 +194,7 @@ class Mailboxes:
         """The request's result once it lands, or None at ``until`` (scaled Unix seconds)."""
         box = mailbox_key(tenant, request_id)
         look = True
-        while not look or (record := await self._broker.peek_result(box)) is None:
+        while not look or (record := await self._peek(box)) is None:
             left = until - self._clock.now()
             if left <= 0:
                 return None
@@ -144,24 +202,37 @@ class Mailboxes:
             if self._wake.notify:
                 # wait_for_result looks once itself before waiting: after a quiet backstop
                 # interval the next round's wait is the only query (one per interval).
-                look = await self._broker.wait_for_result(box, block)
+                look = await self._retried(partial(self._broker.wait_for_result, box, block))
             else:
                 await asyncio.sleep(block)
         return record
 
+    async def _expire(self, box: str, after: float) -> None:
+        await self._retried(lambda: self._broker.expire_result(box, after))
+
     async def delivered(self, tenant: str, request_id: str) -> None:
-        """A result was handed out: keep it only for the fetch grace."""
+        """A result was handed out: keep it only for the fetch grace (a broker that cannot be
+        told leaves it to expire on its own: the answer is delivered all the same)."""
         grace = self._clock.to_wall(self._grace) if self._grace > 0 else 0.0
-        await self._broker.expire_result(mailbox_key(tenant, request_id), grace)
+        try:
+            await self._expire(mailbox_key(tenant, request_id), grace)
+        except BrokerError as exc:
+            log.warning("result of %s delivered; its expiry not shortened: %s", request_id, exc)
 
     async def cancel(self, tenant: str, request_id: str) -> bool:
         """Cancel before dispatch (best effort; a running request is aborted by the processor)."""
         ttl = self._clock.to_wall(CANCEL_MARKER_TTL_SECONDS)
-        return await self._broker.cancel(envelope_id(tenant, request_id), expire_after=ttl)
+        envelope = envelope_id(tenant, request_id)
+        return await self._retried(lambda: self._broker.cancel(envelope, expire_after=ttl))
 
-    async def delete(self, tenant: str, request_id: str) -> None:
+    async def delete(self, tenant: str, request_id: str) -> bool:
+        """Cancel the request and delete its result; False (nothing done) for an id this
+        tenant does not have: another tenant's ids are unknown ids here."""
+        if (await self.lookup(tenant, request_id)).state is MailboxState.UNKNOWN:
+            return False
         await self.cancel(tenant, request_id)
-        await self._broker.expire_result(mailbox_key(tenant, request_id), 0)
+        await self._expire(mailbox_key(tenant, request_id), 0)
+        return True
 
 
 def wake_plan(broker: Broker, wakeup_mode: str) -> WakePlan:

@@ -11,6 +11,7 @@ import openai
 import pytest
 from coordinator_rig import running_front
 
+from brokers.flaky import FlakyBroker
 from sluiceway.wire import ErrorCode, decode_result
 from sluiceway.wire.headers import FAIRNESS_ID as FAIRNESS
 from sluiceway.wire.headers import OBJECTIVE
@@ -73,6 +74,9 @@ async def test_wait_answers_with_the_model_response_through_the_queue() -> None:
 async def call(
     url: str, method: str, path: str, *, headers: dict[str, str], body: bytes | None = None
 ) -> tuple[int, dict[str, str], bytes]:
+    """One request; a body goes as JSON, as OpenAI clients send it, unless ``headers`` say."""
+    if body is not None:
+        headers = {"content-type": "application/json", **headers}
     async with (
         aiohttp.ClientSession(base_url=url) as http,
         http.request(method, path, data=body, headers=headers) as reply,
@@ -224,3 +228,150 @@ async def test_a_bug_still_answers_in_the_openai_envelope() -> None:
         )
     assert status == 500
     assert json.loads(raw)["error"]["code"] == "internal"
+
+
+def _body(**fields: object) -> bytes:
+    return json.dumps({"model": MODEL, **fields}).encode()
+
+
+DEEP = b'{"model": "sim-model", "prompt": "p", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "content_type", "code"),
+    [
+        ("/v1/completions", _body(prompt="p").replace(b"}", b', "max_tokens": NaN}'), None,
+         "invalid_json"),
+        ("/v1/completions", _body(prompt="p").replace(b"}", b', "max_tokens": 1e309}'), None,
+         "invalid_json"),
+        ("/v1/completions", DEEP, None, "too_deep"),
+        ("/v1/completions", _body(prompt=5), None, "invalid_request_body"),
+        ("/v1/completions", _body(prompt="p", max_tokens=-5), None, "invalid_request_body"),
+        ("/v1/completions", _body(prompt="p", max_tokens=2.5), None, "invalid_request_body"),
+        ("/v1/completions", _body(prompt="p", max_tokens="abc"), None, "invalid_request_body"),
+        ("/v1/chat/completions", _body(messages="hi"), None, "invalid_request_body"),
+        ("/v1/completions", _body(prompt="p"), "text/plain", "invalid_content_type"),
+    ],
+    ids=["nan", "1e309", "5000-deep", "prompt-5", "max-tokens--5", "max-tokens-2.5",
+         "max-tokens-abc", "messages-hi", "text-plain"],
+)  # fmt: skip
+@pytest.mark.parametrize("mode", ["wait", "enqueue"])
+async def test_a_queued_body_a_model_server_would_refuse_is_400_and_queues_nothing(
+    mode: str, path: str, body: bytes, content_type: str | None, code: str
+) -> None:
+    async with running_front(start_processor=False) as front:
+        headers = {"x-llm-d-tenant": "batch", "x-llm-d-async-mode": mode}
+        if content_type:
+            headers["content-type"] = content_type
+        status, _, raw = await call(front.url, "POST", path, headers=headers, body=body)
+        assert (status, json.loads(raw)["error"]["code"]) == (400, code)
+        assert await front.broker.backlog("team-batch") == 0
+
+
+async def test_a_queued_request_for_a_model_the_gateway_does_not_list_is_404() -> None:
+    async with running_front(start_processor=False) as front:
+        headers = {"x-llm-d-tenant": "batch", "x-llm-d-async-mode": "enqueue"}
+        body = json.dumps({"model": "gpt-unknown", "prompt": "p"}).encode()
+        status, _, raw = await call(
+            front.url, "POST", "/v1/completions", headers=headers, body=body
+        )
+        assert (status, json.loads(raw)["error"]["code"]) == (404, "model_not_found")
+        served = await call(
+            front.url, "POST", "/v1/completions", headers=headers, body=_body(prompt="p")
+        )
+        assert served[0] == 202
+        assert await front.broker.backlog("team-batch") == 1
+
+
+async def test_delete_of_another_tenants_id_answers_as_for_an_unknown_id_and_deletes_nothing() -> (
+    None
+):
+    async with running_front(start_processor=False) as front:
+        headers = {
+            "x-llm-d-tenant": "standard",
+            "x-llm-d-async-mode": "enqueue",
+            "x-request-id": "d-1",
+        }
+        await call(front.url, "POST", "/v1/completions", headers=headers, body=_body(prompt="p"))
+        other, mine = {"x-llm-d-tenant": "batch"}, {"x-llm-d-tenant": "standard"}
+        deleted = await call(front.url, "DELETE", "/v1/requests/d-1", headers=other)
+        unknown = await call(front.url, "GET", "/v1/requests/d-1", headers=other)
+        assert deleted[0] == unknown[0] == 410
+        assert json.loads(deleted[2])["error"]["code"] == "UNKNOWN_REQUEST"
+        assert (await call(front.url, "GET", "/v1/requests/d-1", headers=mine))[0] == 202
+        assert (await call(front.url, "DELETE", "/v1/requests/d-1", headers=mine))[0] == 204
+        assert (await call(front.url, "DELETE", "/v1/requests/never", headers=mine))[0] == 410
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "allow"),
+    [
+        ("GET", "/v1/completions", {"x-llm-d-async-mode": "wait"}, "POST"),
+        ("PUT", "/v1/chat/completions", {"x-llm-d-async-mode": "passthrough"}, "POST"),
+        ("POST", "/v1/requests/abc", {"x-llm-d-async-mode": "enqueue"}, "GET, DELETE"),
+        ("POST", "/metrics", {}, "GET, HEAD"),
+        ("DELETE", "/healthz", {}, "GET, HEAD"),
+        ("PATCH", "/readyz", {}, "GET, HEAD"),
+        ("POST", "/v1/models", {}, "GET"),
+    ],
+)
+async def test_a_method_a_path_does_not_take_is_405_with_allow(
+    method: str, path: str, headers: dict[str, str], allow: str
+) -> None:
+    async with running_front(start_processor=False) as front:
+        status, got, raw = await call(front.url, method, path, headers=headers, body=b"{}")
+        assert (status, got["allow"]) == (405, allow)
+        assert json.loads(raw)["error"]["code"] == "method_not_allowed"
+        for probe in ("/metrics", "/healthz", "/readyz"):
+            assert (await call(front.url, "HEAD", probe, headers={}))[0] == 200
+
+
+async def test_a_held_wait_rides_out_a_broker_blip() -> None:
+    broker = FlakyBroker()
+    async with running_front(broker=broker) as front:
+        broker.fail("peek_result", 2)
+        broker.fail("expire_result", 2)
+        headers = {"x-llm-d-tenant": "batch", "x-llm-d-async-mode": "wait"}
+        body = _body(prompt="p", max_tokens=2)
+        status, _, raw = await call(
+            front.url, "POST", "/v1/completions", headers=headers, body=body
+        )
+        assert status == 200 and json.loads(raw)["usage"]["completion_tokens"] == 2
+        assert broker.failed == {"peek_result": 2, "expire_result": 2}
+
+
+async def test_a_result_whose_expiry_cannot_be_set_is_still_delivered() -> None:
+    broker = FlakyBroker()
+    async with running_front(broker=broker) as front:
+        broker.fail("expire_result", 1000)  # "redis expire_result failed" on every try
+        headers = {"x-llm-d-tenant": "batch", "x-llm-d-async-mode": "wait"}
+        body = _body(prompt="p", max_tokens=2)
+        status, _, raw = await call(
+            front.url, "POST", "/v1/completions", headers=headers, body=body
+        )
+        assert status == 200 and json.loads(raw)["usage"]["completion_tokens"] == 2
+
+
+async def test_a_broker_down_past_the_retries_is_503_with_retry_after_and_loses_nothing() -> None:
+    broker = FlakyBroker()
+    async with running_front(broker=broker, start_processor=False) as front:
+        headers = {"x-llm-d-tenant": "batch", "x-llm-d-async-mode": "wait"}
+        body = _body(prompt="p", max_tokens=2)
+        held = asyncio.create_task(
+            call(front.url, "POST", "/v1/completions", headers=headers, body=body)
+        )
+        await until(lambda: _backlog(front))  # queued and held: now the broker goes away
+        broker.fail("peek_result", 1000)
+        await front.processor.start()
+        try:
+            status, got, raw = await asyncio.wait_for(held, 20)
+            assert (status, got["retry-after"]) == (503, "1")
+            assert json.loads(raw)["error"]["code"] == "LOOKUP_FAILED"
+            broker.fail("peek_result", 0)  # back: the answer is fetched by the id it was given
+            fetched = f"/v1/requests/{got['x-request-id']}"
+            status, _, raw = await call(
+                front.url, "GET", fetched, headers={"x-llm-d-tenant": "batch"}
+            )
+        finally:
+            await front.processor.stop()
+        assert status == 200 and json.loads(raw)["usage"]["completion_tokens"] == 2

@@ -5,12 +5,16 @@ import json
 import pytest
 
 from sluiceway.coordinator.answers import (
+    RETRY_AFTER_SECONDS,
     RequestRejected,
     answer_for_record,
+    broker_unavailable,
+    disallowed_method,
     is_cancelled_tombstone,
     pending_answer,
     rejected_answer,
 )
+from sluiceway.errors import BrokerError
 from sluiceway.wire import ErrorCode, ResultRecord, encode_result
 
 
@@ -80,3 +84,19 @@ def test_an_infeasible_result_is_a_504_that_says_why() -> None:
     assert error["code"] == "DEADLINE_EXCEEDED" and error["message"].startswith("infeasible:")
     plain = answer_for_record(encode_result(ResultRecord.error("r2", ErrorCode.DEADLINE_EXCEEDED)))
     assert plain.status == 504 and "x-llm-d-request-dropped-reason" not in dict(plain.headers)
+
+
+def test_a_method_a_path_does_not_take_is_405_naming_the_ones_it_does() -> None:
+    answer = rejected_answer(disallowed_method("GET", "/v1/completions", ("POST",)))
+    assert answer.status == 405
+    assert ("allow", "POST") in answer.headers
+    assert json.loads(answer.body)["error"]["code"] == "method_not_allowed"
+
+
+def test_a_broker_down_past_the_retries_is_503_with_retry_after() -> None:
+    answer = rejected_answer(broker_unavailable("LOOKUP_FAILED", BrokerError("redis down")))
+    assert answer.status == 503
+    assert ("retry-after", str(RETRY_AFTER_SECONDS)) in answer.headers
+    error = json.loads(answer.body)["error"]
+    assert (error["code"], error["type"]) == ("LOOKUP_FAILED", "server_error")
+    assert "redis down" in error["message"]

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from sluiceway.config.coordinator import AsyncBrokerParams
+from sluiceway.config.documents import MAX_NESTING
 from sluiceway.coordinator.answers import RequestRejected
 from sluiceway.coordinator.intake import (
     AsyncMode,
@@ -84,3 +85,32 @@ def test_timeouts_default_and_clamp() -> None:
     assert timeout_of("99999", AsyncMode.ENQUEUE, PARAMS) == 99999
     assert rejected(timeout_of, "0", AsyncMode.WAIT, PARAMS).status == 400
     assert rejected(timeout_of, "1.5", AsyncMode.WAIT, PARAMS).status == 400
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"model": "m", "prompt": "p", "max_tokens": NaN}',
+        b'{"model": "m", "prompt": "p", "max_tokens": 1e309}',
+        b'{"model": "m", "prompt": "p", "temperature": -Infinity}',
+        b'{"model": "m", "prompt": "\\ud800"}',  # a lone surrogate: no UTF-8 for it
+    ],
+    ids=["nan", "1e309", "-infinity", "lone-surrogate"],
+)
+def test_what_strict_json_refuses_is_400_in_every_mode(raw: bytes) -> None:
+    for mode in AsyncMode:
+        err = rejected(parse_request_body, raw, mode, ROUTES)
+        assert (err.status, err.code) == (400, "invalid_json")
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING + 1, 1000, 5000])
+def test_a_body_nested_past_the_limit_is_400(depth: int) -> None:
+    raw = b'{"model": "m", "x": ' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+    err = rejected(parse_request_body, raw, AsyncMode.WAIT, ROUTES)
+    assert (err.status, err.code) == (400, "too_deep")
+    assert "64 levels" in str(err)
+
+
+def test_a_body_at_the_nesting_limit_passes() -> None:
+    inner = b"[" * (MAX_NESTING - 1) + b"]" * (MAX_NESTING - 1)
+    assert parse_request_body(b'{"model": "m", "x": ' + inner + b"}", AsyncMode.WAIT, ROUTES)

@@ -5,11 +5,13 @@ import json
 
 import pytest
 
+from brokers.flaky import FlakyBroker
 from sluiceway.broker.base import BrokerOptions, claim_key
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.broker.sqlite import open_sqlite_broker
 from sluiceway.clock import RealClock
 from sluiceway.coordinator.mailbox import (
+    BlipPolicy,
     Mailboxes,
     MailboxState,
     QueuedRequest,
@@ -18,7 +20,7 @@ from sluiceway.coordinator.mailbox import (
     mailbox_key,
     wake_plan,
 )
-from sluiceway.errors import ConfigError
+from sluiceway.errors import BrokerError, ConfigError
 from sluiceway.wire import ErrorCode, ResultRecord, decode_envelope, decode_result
 
 QUEUE = "team-batch"
@@ -131,7 +133,7 @@ async def test_delete_cancels_and_removes_the_result() -> None:
     broker = MemoryBroker()
     mb = boxes(broker)
     await mb.attach_or_submit(queued(), reattach=False)
-    await mb.delete("batch", "r1")
+    assert await mb.delete("batch", "r1")
     (entry,) = await broker.peek(QUEUE, 1)
     token = decode_envelope(entry.member).internal.request_token
     assert await broker.is_cancelled("batch:r1", token)
@@ -148,3 +150,63 @@ async def test_wake_plans(tmp_path: object) -> None:
         assert err.value.field == "wakeup_mode"
     finally:
         await sqlite.aclose()
+
+
+FAST = BlipPolicy(attempts=4, first_backoff=0.01, max_backoff=0.02)
+
+
+def flaky_boxes(broker: FlakyBroker, grace: float = 60.0) -> Mailboxes:
+    return Mailboxes(
+        broker, clock=RealClock(), wake=WakePlan(notify=True), fetch_grace=grace, blips=FAST
+    )
+
+
+def test_the_blip_policy_doubles_its_pauses_up_to_the_maximum() -> None:
+    assert BlipPolicy().backoffs() == [0.1, 0.2, 0.4, 0.8]
+    assert FAST.backoffs() == [0.01, 0.02, 0.02]
+    assert BlipPolicy(attempts=1).backoffs() == []
+
+
+async def test_a_held_wait_rides_out_a_broker_blip() -> None:
+    broker = FlakyBroker()
+    mb = flaky_boxes(broker)
+    await mb.attach_or_submit(queued(), reattach=False)
+    await answer(broker, ResultRecord.ok("batch:r1", 200, '{"x": 1}'))
+    broker.fail("peek_result", 3)  # one fewer than the attempts
+    record = await mb.wait_for_result("batch", "r1", until=RealClock().now() + 30)
+    assert record is not None and decode_result(record).payload == '{"x": 1}'
+    assert broker.failed["peek_result"] == 3
+
+
+async def test_a_broker_down_past_the_retries_reaches_the_caller() -> None:
+    broker = FlakyBroker()
+    mb = flaky_boxes(broker)
+    broker.fail("peek_result", 4)
+    with pytest.raises(BrokerError, match="peek_result failed"):
+        await mb.lookup("batch", "r1")
+
+
+async def test_a_delivery_whose_expiry_cannot_be_set_still_counts_as_delivered(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    broker = FlakyBroker()
+    mb = flaky_boxes(broker, grace=0)
+    await mb.attach_or_submit(queued(), reattach=False)
+    await answer(broker, ResultRecord.ok("batch:r1", 200, "{}"))
+    broker.fail("expire_result", 10)
+    await mb.delivered("batch", "r1")  # no BrokerError: the answer is out already
+    assert broker.failed["expire_result"] == 4
+    assert "its expiry not shortened" in caplog.text
+    assert (await mb.lookup("batch", "r1")).state is MailboxState.READY  # it expires later
+
+
+async def test_delete_of_an_unknown_or_another_tenants_id_does_nothing() -> None:
+    broker = MemoryBroker()
+    mb = boxes(broker)
+    await mb.attach_or_submit(queued(), reattach=False)
+    assert not await mb.delete("premium", "r1")  # batch's id, asked by premium
+    assert not await mb.delete("batch", "never-queued")
+    (entry,) = await broker.peek(QUEUE, 1)
+    token = decode_envelope(entry.member).internal.request_token
+    assert not await broker.is_cancelled("batch:r1", token)
+    assert (await mb.lookup("batch", "r1")).state is MailboxState.PENDING
