@@ -1,11 +1,14 @@
 """Connections to PostgreSQL: a pool for statements, one connection for LISTEN, migrations.
 
 An unreachable database at start-up is one :class:`~sluiceway.errors.BrokerError` naming the
-server. A connection lost mid-run logs one warning, and each statement that hit it is retried
-with exponential backoff on a fresh connection until ``reconnect_for`` seconds have passed; then
-it fails with a BrokerError (the caller's own retry path takes over, nothing is dropped). Every
-operation is one statement in its own transaction, so a retried statement either ran once or
-not at all; an ack whose reply was lost comes back fenced (False), never as a second result.
+server. A connection lost mid-run logs one warning line, never a driver traceback (the pool keeps
+no connection floor to restore in the background, whose failures asyncpg would log with their
+tracebacks: connections come back as statements need them), and each statement that hit it is
+retried with exponential backoff on a fresh connection until ``reconnect_for`` seconds have
+passed; then it fails with a BrokerError (the caller's own retry path takes over, nothing is
+dropped). Every operation is one statement in its own transaction, so a retried statement either
+ran once or not at all; an ack whose reply was lost comes back fenced (False), never as a second
+result.
 
 ``round_trips`` counts statements sent, for the benchmark's round trips per request.
 """
@@ -135,13 +138,19 @@ class PostgresDatabase:
         """Connect (one clear error when the server is unreachable) and migrate the schema."""
         try:
             self._pool = await asyncpg.create_pool(
-                self.dsn, min_size=1, max_size=self._max_size, timeout=10.0
+                self.dsn, min_size=0, max_size=self._max_size, timeout=10.0
             )
+            conn = await self._pool.acquire()  # min_size 0 connects nothing: try it here
         except (*CONNECTION_ERRORS, asyncpg.PostgresError) as exc:
+            if self._pool is not None:
+                self._pool.terminate()
+                self._pool = None
             raise BrokerError(f"cannot connect to PostgreSQL at {self.where}: {exc}") from exc
-        if migrate_schema:
-            async with self._pool.acquire() as conn:
+        try:
+            if migrate_schema:
                 await migrate(conn)
+        finally:
+            await self._pool.release(conn)
 
     @property
     def listening(self) -> bool:
@@ -180,7 +189,9 @@ class PostgresDatabase:
         try:
             return await step(conn)
         except CONNECTION_ERRORS:
-            conn.terminate()
+            # A link the driver already dropped refuses terminate(): the cause stays the error.
+            with contextlib.suppress(asyncpg.exceptions.InterfaceError):
+                conn.terminate()
             raise
         finally:
             await self._pool.release(conn)
