@@ -226,7 +226,10 @@ class Coordinator:
         except ForwardFailed as exc:
             await on_close()
             log.warning("%s", exc)
-            raise RequestRejected(502, "upstream_unreachable", str(exc)) from None
+            # the address stays in the log: clients learn only that the gateway failed
+            raise RequestRejected(
+                502, "upstream_unreachable", "the gateway failed to answer"
+            ) from None
         self.metrics.answered(mode, reply.status)
         return RelayResponse(reply, on_close)
 
