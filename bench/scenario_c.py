@@ -94,9 +94,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--requests", type=int, default=120)
     ap.add_argument("--time-scale", type=float, default=1.0)
     ap.add_argument("--signal-period", type=float, default=5.0, help="scaled seconds")
+    ap.add_argument("--gate", choices=["wait-on-refuse", "aimd"], help="only this gate")
+    ap.add_argument("--cap", type=int, choices=[3, 4], help="only this variant")
     args = ap.parse_args(argv)
     gates: dict[str, Gate] = {"wait-on-refuse": wait_on_refuse_gate, "aimd": aimd_gate}
+    gates = {k: v for k, v in gates.items() if args.gate in (None, k)}
     variants = (("guide: SAT_CAP 4, 16 workers", 4, 16), ("SAT_CAP 3, 12 workers", 3, 12))
+    variants = tuple(v for v in variants if args.cap in (None, v[1]))
     ok = True
     print(f"{'variant':<30}{'gate':<16}{'idle share':>11}{'window s':>10}{'max run':>9}{'200s':>6}")
     for name, cap, workers in variants:
