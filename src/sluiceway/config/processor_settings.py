@@ -219,9 +219,7 @@ def _apply_url_secret(sources: _Sources, env: Mapping[str, str]) -> None:
     config = sources.transport_config
     if sources.url_secret and not config.get("url") and not any(env.get(n) for n in names):
         config["url"] = sources.url_secret
-    sources.warnings.append(
-        f"ap.transportConfig.urlSecret: the URL comes from {names[0]} when set"
-    )
+    sources.warnings.append(f"ap.transportConfig.urlSecret: the URL comes from {names[0]} when set")
 
 
 def _apply_flags(
