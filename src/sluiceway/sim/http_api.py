@@ -180,7 +180,10 @@ class SimInstance:
         headers: dict[str, str],
     ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**_SSE_HEADERS, **headers})
-        await response.prepare(request)
+        try:
+            await response.prepare(request)
+        except ConnectionResetError:  # the client left before the first byte: no server error
+            return response
         transport = request.transport
         if transport is None:
             return response  # the client is already gone; the caller aborts
