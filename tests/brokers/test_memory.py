@@ -10,9 +10,10 @@ from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.memory import MemoryBroker, open_memory_broker
 
 from .conformance import BrokerConformance
+from .peek_order_conformance import PeekOrderConformance
 
 
-class TestMemoryBroker(BrokerConformance):
+class TestMemoryBroker(BrokerConformance, PeekOrderConformance):
     @pytest.fixture
     async def broker(self) -> AsyncIterator[Broker]:
         broker = await open_memory_broker(BrokerOptions())

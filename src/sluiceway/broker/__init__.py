@@ -8,6 +8,7 @@ taking :class:`~sluiceway.broker.base.BrokerOptions` and returning an open
 Files:
 
 - ``base``: the ``Broker`` protocol: where queue entries wait, are claimed, retried and answered;
+- ``peek_order``: the order ``peek`` reads a queue in (by deadline, or its reverse under overload);
 - ``memory``: the ``memory`` broker, everything in one process, nothing survives a restart;
 - ``sqlite`` (the ``sqlite`` broker: embedded, durable, one machine) with ``sqlite_db`` (one
   connection on its own thread, one immediate transaction per call);

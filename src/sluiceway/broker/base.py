@@ -1,8 +1,7 @@
 """The ``Broker`` protocol: where queue entries wait, are claimed, retried and answered.
 
-This is the seam between the processor and every storage backend (memory, SQLite, Redis). It is
-shaped after the Redis layout of docs/brokers.md so that each method maps onto one
-Redis command or one Lua script:
+This is the seam between the processor and every storage backend. It is shaped after the Redis
+layout of docs/brokers.md so that each method maps onto one Redis command or one Lua script:
 
 ============================  ===============================================================
 method                        Redis
@@ -47,7 +46,7 @@ answered (its result pushed and its claim gone), never two of these at once. ``a
 and ``retry_after`` are fenced by the claim's owner token: a worker whose lease lapsed and whose
 entry was reclaimed and claimed again pushes nothing and gets ``False``.
 
-This module imports only the standard library (docs/design-rules.md rule 31).
+This module imports only the standard library and ``peek_order`` (docs/design-rules.md rule 31).
 """
 
 from __future__ import annotations
@@ -57,6 +56,8 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 
 if TYPE_CHECKING:
     from sluiceway.clock import Clock
@@ -216,11 +217,10 @@ class Broker(Protocol):
 
     # -- consumer side: entries -----------------------------------------------------------
 
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
-        """Up to ``limit`` pending entries by ascending score, skipping the first ``offset``.
-
-        Does not remove anything; a later ``claim`` decides who gets an entry.
-        """
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
+        """Up to ``limit`` pending entries in ``order``, past the first ``offset``; removes none."""
         ...
 
     async def claim(

@@ -29,6 +29,7 @@ from sluiceway.broker.base import (
 )
 from sluiceway.broker.inspect import QueueCounts, count_retries
 from sluiceway.broker.keys import invalid_info, member_digest
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.broker.wakeup import PollWaker, WakeMode
 
 __all__ = ["MemoryBroker", "open_memory_broker"]
@@ -60,8 +61,11 @@ class _SortedSet:
             del self._order[index]
         return score
 
-    def range(self, offset: int, limit: int) -> list[tuple[float, str]]:
-        return self._order[offset : offset + limit]
+    def range(self, offset: int, limit: int, *, reverse: bool = False) -> list[tuple[float, str]]:
+        if not reverse:
+            return self._order[offset : offset + limit]
+        end = max(0, len(self._order) - offset)
+        return self._order[max(0, end - limit) : end][::-1]
 
     def upto(self, max_score: float, limit: int) -> list[tuple[float, str]]:
         end = bisect.bisect_right(self._order, (max_score, "\U0010ffff"))
@@ -134,11 +138,14 @@ class MemoryBroker:
 
     # -- consumer side ---------------------------------------------------------------------
 
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
         pending = self._pending.get(queue)
         if pending is None or limit <= 0:
             return []
-        return [Entry(queue, member, score) for score, member in pending.range(offset, limit)]
+        rows = pending.range(offset, limit, reverse=order.reverse)
+        return [Entry(queue, member, score) for score, member in rows]
 
     async def claim(
         self, entry: Entry, *, key: str, owner: str, lease_until: float

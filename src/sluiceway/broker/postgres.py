@@ -41,6 +41,7 @@ from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.inspect import QueueCounts, count_retries
 from sluiceway.broker.keys import invalid_info, member_digest
 from sluiceway.broker.leases import LeaseHooks
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.broker.postgres_batch import AckBatcher
 from sluiceway.broker.postgres_db import PostgresDatabase, dsn_from
 from sluiceway.broker.postgres_schema import (
@@ -155,12 +156,14 @@ class PostgresBroker:
 
     # -- consumer side: entries -----------------------------------------------------------
 
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
         self._seen.add(queue)
         if offset == 0 and self._idle.get(queue) is not None:
             return []
         generation = self._idle.generation.get(queue, 0)
-        rows = await self.db.fetch(SQL.PEEK, queue, limit, offset)
+        rows = await self.db.fetch(SQL.PEEK.format(order=order.sql), queue, limit, offset)
         if not rows and offset == 0:
             self._idle.mark(queue, generation)
         return [Entry(queue, r[0], float(r[1])) for r in rows]

@@ -435,7 +435,7 @@ class SQL:
 
     PEEK = (
         "SELECT member, score FROM sluiceway.pending WHERE queue = $1 "
-        "ORDER BY score, member LIMIT $2 OFFSET $3"
+        "ORDER BY {order} LIMIT $2 OFFSET $3"  # PeekOrder.sql
     )
     CLAIM_MANY = "SELECT won, cancelled FROM sluiceway.claim_many($1, $2, $3, $4, $5, $6, $7)"
     RENEW = "SELECT sluiceway.renew($1, $2, $3, $4)"

@@ -48,6 +48,7 @@ from sluiceway.broker.base import (
     RenewOutcome,
     ResultWrite,
 )
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.broker.pubsub_api import GrpcPubSub, PubSubApi, api_exceptions
 from sluiceway.broker.pubsub_batch import RpcBatcher
 from sluiceway.broker.pubsub_feed import HeldMessage, SubscriptionFeed, split_deferred
@@ -130,8 +131,11 @@ class PubSubBroker:
 
     # -- consumer side ----------------------------------------------------------------------
 
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
-        """The messages held for ``queue`` by deadline (see :class:`SubscriptionFeed`)."""
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
+        """The messages held for ``queue`` by deadline (:class:`SubscriptionFeed`). ``order``
+        is ignored: Pub/Sub delivers about oldest first, and ``batch_size`` are held at most."""
         return await self._sub(queue).peek(limit, offset)
 
     async def claim(

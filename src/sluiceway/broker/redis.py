@@ -49,6 +49,7 @@ from sluiceway.broker.keys import (
     member_digest,
 )
 from sluiceway.broker.leases import LeaseHooks
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.broker.redis_batch import ScriptBatcher
 from sluiceway.broker.redis_connect import (
     DEFAULT_MAX_CONNECTIONS,
@@ -164,10 +165,12 @@ class RedisBroker:
     # -- consumer side: entries -----------------------------------------------------------
 
     @_io
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
         rows = await self._client.zrange(
-            self._q(queue).pending, "-inf", "+inf", byscore=True, offset=offset, num=limit,
-            withscores=True,
+            self._q(queue).pending, *order.span("-inf", "+inf"), desc=order.reverse,
+            byscore=True, offset=offset, num=limit, withscores=True,
         )  # fmt: skip
         return [Entry(queue, str(member), float(score)) for member, score in cast(_Rows, rows)]
 

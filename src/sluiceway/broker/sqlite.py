@@ -35,6 +35,7 @@ from sluiceway.broker.base import (
 from sluiceway.broker.inspect import QueueCounts, count_retries
 from sluiceway.broker.keys import Keyspace, invalid_info, member_digest
 from sluiceway.broker.leases import LeaseHooks
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.broker.sqlite_db import SqliteRunner, open_database
 from sluiceway.broker.wakeup import PollWaker
 from sluiceway.config.urls import check_sqlite_path
@@ -101,14 +102,13 @@ class SqliteBroker:
 
     # -- consumer side: entries -----------------------------------------------------------
 
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
+        query = f"SELECT member, score FROM pending WHERE queue = ? ORDER BY {order.sql} LIMIT ?, ?"
+
         def peek(c: sqlite3.Connection) -> list[Entry]:
-            rows = c.execute(
-                "SELECT member, score FROM pending WHERE queue = ? "
-                "ORDER BY score, member LIMIT ? OFFSET ?",
-                (queue, limit, offset),
-            ).fetchall()
-            return [Entry(queue, m, s) for m, s in rows]
+            return [Entry(queue, m, s) for m, s in c.execute(query, (queue, offset, limit))]
 
         return await self._tx(peek)
 

@@ -9,11 +9,12 @@ import pytest
 
 from brokers.conformance import BrokerConformance
 from brokers.inspect_conformance import InspectConformance
+from brokers.peek_order_conformance import PeekOrderConformance
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.postgres import open_postgres_broker
 
 
-class TestPostgresBroker(BrokerConformance):
+class TestPostgresBroker(BrokerConformance, PeekOrderConformance):
     @pytest.fixture
     async def broker(self, postgres_dsn: str) -> AsyncIterator[Broker]:
         broker = await open_postgres_broker(BrokerOptions(url=postgres_dsn))

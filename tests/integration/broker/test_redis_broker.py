@@ -20,6 +20,7 @@ from brokers.conformance import (
     take,
     token_of,
 )
+from brokers.peek_order_conformance import PeekOrderConformance
 from sluiceway.broker.base import ActiveMarker, Broker, BrokerOptions, ResultWrite, claim_key
 from sluiceway.broker.keys import Keyspace, key_slot
 from sluiceway.broker.redis import RedisBroker, connect_redis, open_redis_broker
@@ -29,7 +30,7 @@ from sluiceway.localservices import RedisServer
 pytestmark = pytest.mark.redis
 
 
-class TestRedisBroker(BrokerConformance):
+class TestRedisBroker(BrokerConformance, PeekOrderConformance):
     @pytest.fixture
     async def broker(self, redis_server: RedisServer) -> AsyncIterator[Broker]:
         broker = await open_redis_broker(BrokerOptions(url=redis_server.url))
@@ -212,7 +213,7 @@ async def test_without_events_the_broker_polls(
 # -- cluster key layout (hash tags) on a standalone server ----------------------------------
 
 
-class TestRedisBrokerClusterKeys(BrokerConformance):
+class TestRedisBrokerClusterKeys(BrokerConformance, PeekOrderConformance):
     """The cluster code paths (hash-tagged keys, cross-slot acks, no MULTI) pass the suite."""
 
     @pytest.fixture

@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from brokers.conformance import NOW, QUEUE, BrokerConformance, put, result_for, take
+from brokers.peek_order_conformance import PeekOrderConformance
 from brokers.quota_conformance import QuotaStoreConformance
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.keys import Keyspace, key_slot
@@ -115,7 +116,7 @@ async def _cluster_broker(url: str) -> Broker:
     return await open_redis_broker(BrokerOptions(url=url, settings={"mode": "cluster"}))
 
 
-class TestRedisClusterBroker(BrokerConformance):
+class TestRedisClusterBroker(BrokerConformance, PeekOrderConformance):
     @pytest.fixture
     async def broker(self, cluster_url: str) -> AsyncIterator[Broker]:
         broker = await _cluster_broker(cluster_url)

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from brokers.conformance import BrokerConformance
+from brokers.peek_order_conformance import PeekOrderConformance
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.sqlite import open_sqlite_broker, sqlite_path
 from sluiceway.errors import ConfigError
 
 
-class TestSqliteBroker(BrokerConformance):
+class TestSqliteBroker(BrokerConformance, PeekOrderConformance):
     @pytest.fixture
     async def broker(self, tmp_path: Path) -> AsyncIterator[Broker]:
         broker = await open_sqlite_broker(BrokerOptions(url=str(tmp_path / "q.db")))

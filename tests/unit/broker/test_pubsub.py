@@ -13,6 +13,7 @@ import pytest
 from google.api_core import exceptions
 
 from sluiceway.broker.base import BrokerOptions, Claim, Entry, ResultWrite, claim_key
+from sluiceway.broker.peek_order import LATEST_DEADLINE
 from sluiceway.broker.pubsub import PubSubBroker, open_pubsub_broker
 from sluiceway.broker.pubsub_api import SubscriptionInfo
 from sluiceway.broker.quota_redis import RedisQuotaStore
@@ -219,3 +220,15 @@ async def test_it_is_a_broker_whose_mailbox_methods_say_pubsub_has_none(
     ):
         with pytest.raises(BrokerError, match="Pub/Sub topic"):
             await call
+
+
+async def test_the_peek_order_is_accepted_and_ignored(
+    fake: FakePubSub, broker: PubSubBroker
+) -> None:
+    """Pub/Sub delivers about oldest first: a LATEST_DEADLINE peek reads what the default does."""
+    late = json.dumps({"id": "late", "deadline": 2_000_000_100, "payload": {}}).encode()
+    await fake.publish(TOPIC, [(body("early"), {}), (late, {})])
+    default = await held(broker, 2)
+    assert [decode_envelope(e.member).id for e in default] == ["early", "late"]
+    assert await broker.peek(SUB, 10, order=LATEST_DEADLINE) == default
+    assert await broker.peek(SUB, 1, offset=1, order=LATEST_DEADLINE) == default[1:]
