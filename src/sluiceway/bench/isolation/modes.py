@@ -81,6 +81,8 @@ class ModeSpec:
     resume: bool = False
     ceiling: float = 1.0
     env: dict[str, str] = field(default_factory=dict)  # tolerance settings the lane implies
+    # the processor pool's gate (gate_type, gate_params); "" for none
+    pool_gate: tuple[str, dict[str, Any]] = ("", {})
 
 
 def _with_policy(doc: dict[str, Any], plugin: dict[str, Any], *, eviction: bool) -> dict[str, Any]:
@@ -120,5 +122,5 @@ def mode_spec(name: str, capacity: int) -> ModeSpec:
             "parameters": {"window": "30s", "buckets": 10, "safety": 0.0, "margin": 0},
         }
         doc = _with_policy(guide, adaptive, eviction=True)
-        return ModeSpec(name, doc, resume=True, env=evictable)
+        return ModeSpec(name, doc, resume=True, env=evictable, pool_gate=("aimd", {}))
     raise ValueError(f"unknown mode {name!r}: use one of {', '.join(MODES)}")

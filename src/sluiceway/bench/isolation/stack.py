@@ -23,8 +23,9 @@ from sluiceway.config.objectives import load_objectives
 from sluiceway.config.router import load_endpoint_picker_config
 from sluiceway.coordinator.server import mount_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore
-from sluiceway.processor.guide_spec import guide_spec, team_queues
+from sluiceway.processor.guide_spec import GUIDE_POOL, guide_spec, team_queues
 from sluiceway.processor.service import Processor
+from sluiceway.processor.specs import PoolSpec
 from sluiceway.router.app import RouterApp
 from sluiceway.router.build import build_router
 from sluiceway.router.objectives import ObjectiveTable, select_for_pool
@@ -132,7 +133,9 @@ async def running_stack(
         try:
             url = await asyncio.wait_for(bound, 30)
             queues = [replace(q, **_resume(mode)) for q in team_queues(url)]
-            spec = guide_spec(queues, workers=PROCESSOR_WORKERS, poll_interval=0.5)
+            gate_type, gate_params = mode.pool_gate
+            pool = PoolSpec(GUIDE_POOL, PROCESSOR_WORKERS, gate_type, dict(gate_params))
+            spec = guide_spec(queues, pools=(pool,), poll_interval=0.5)
             processor = Processor(
                 spec, broker, clock=clock, registry=CollectorRegistry(), quota_store=lambda _: store
             )
