@@ -21,6 +21,7 @@ HEAVY = ("aiohttp", "redis", "starlette", "uvicorn", "prometheus_client", "pydan
         "sluiceway.processor.headers",
         "sluiceway.processor.results",
         "sluiceway.processor.gating",
+        "sluiceway.processor.overload_order",
     ],
 )
 def test_module_imports_nothing_heavy(module: str) -> None:
