@@ -106,6 +106,20 @@ class ProcessorSettings:
         duration=True,
         values=True,
     )
+    overload_sojourn_target: float = setting(
+        5.0,
+        "Read a queue newest first once its oldest request waited longer than this, e.g. 5s.",
+        "5s; 0: never",
+        duration=True,
+        values=True,
+    )
+    overload_interval: float = setting(
+        10.0,
+        "How long the oldest request's wait must stay above that target first, e.g. 10s.",
+        "10s; 0: never",
+        duration=True,
+        values=True,
+    )
     # the values file sets the ports as ap.metrics.port and ap.health.port
     metrics_port: int = setting(9090, "Port of /metrics.", minimum=0, maximum=PORT_MAX)
     health_port: int = setting(8081, "Port of /healthz, /readyz.", minimum=0, maximum=PORT_MAX)

@@ -92,6 +92,8 @@ def runtime_settings(
         gate_wait_timeout=config.gate_wait_timeout,
         feasibility=config.feasibility,
         service_time_prior=config.service_time_prior,
+        overload_sojourn_target=config.overload_sojourn_target,
+        overload_interval=config.overload_interval,
         backlog_interval=backlog_interval,
         prometheus=PrometheusSettings(
             url=config.prometheus_url, cache_ttl=config.prometheus_cache_ttl

@@ -91,6 +91,8 @@ class ProcessorSpec:
     gate_wait_timeout: float = default_of("gate_wait_timeout")
     feasibility: bool = default_of("feasibility")
     service_time_prior: float = default_of("service_time_prior")
+    overload_sojourn_target: float = default_of("overload_sojourn_target")
+    overload_interval: float = default_of("overload_interval")
     backlog_interval: float = DEFAULT_BACKLOG_INTERVAL
     cancel_check_interval: float = 0.5
     buffer_per_queue: int | None = None

@@ -121,3 +121,26 @@ def test_only_declared_settings_are_accepted() -> None:
     with pytest.raises(ConfigError) as info:
         load_processor_settings(overrides={"no_such_setting": 1}, env={})
     assert info.value.field == "no_such_setting"
+
+
+def test_the_overload_order_settings_reach_the_runtime_from_values_and_flags(
+    tmp_path: Path,
+) -> None:
+    from sluiceway.processor.build import runtime_settings
+    from sluiceway.processor.specs import ProcessorSpec
+
+    spec = ProcessorSpec(queues=())
+    assert (spec.overload_sojourn_target, spec.overload_interval) == (5.0, 10.0)
+    values = tmp_path / "values.yaml"
+    values.write_text("ap:\n  overloadSojournTarget: 2s\n  overloadInterval: 1m\n")
+    loaded = load_processor_settings(
+        config_file=values, transport="memory", transport_config=json.dumps({"queues": [QUEUE]}),
+        overrides={"overload_interval": 0.0}, env={},
+    )  # fmt: skip
+    runtime = runtime_settings(loaded.value)
+    assert (runtime.overload_sojourn_target, runtime.overload_interval) == (2.0, 0.0)
+    negative = tmp_path / "negative.yaml"
+    negative.write_text("ap:\n  overloadSojournTarget: -1s\n")
+    with pytest.raises(ConfigError) as info:
+        load_processor_settings(config_file=negative, env={})
+    assert info.value.field == "ap.overloadSojournTarget"
