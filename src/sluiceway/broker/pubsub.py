@@ -73,6 +73,8 @@ log = logging.getLogger(__name__)
 class PubSubBroker:
     """:class:`~sluiceway.broker.base.Broker` over Pub/Sub subscriptions (module docstring)."""
 
+    fixed_peek_order = True  # peek ignores its order: Pub/Sub stays about first in, first out
+
     def __init__(self, api: PubSubApi, settings: PubSubSettings, *, clock: Clock) -> None:
         self._api = api
         self.settings = settings
@@ -134,8 +136,8 @@ class PubSubBroker:
     async def peek(
         self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
     ) -> list[Entry]:
-        """The messages held for ``queue`` by deadline (:class:`SubscriptionFeed`). ``order``
-        is ignored: Pub/Sub delivers about oldest first, and ``batch_size`` are held at most."""
+        """The messages held for ``queue`` by deadline (:class:`SubscriptionFeed`); ``order``
+        is ignored: Pub/Sub delivers about oldest first and ``batch_size`` are held at most."""
         return await self._sub(queue).peek(limit, offset)
 
     async def claim(

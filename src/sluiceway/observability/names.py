@@ -47,6 +47,9 @@ TOKEN_DIRECTIONS: Final = ("input", "output")
 GATE_AIMD_WINDOW: Final = "sluiceway_gate_aimd_window"
 GATE_AIMD_SSTHRESH: Final = "sluiceway_gate_aimd_ssthresh"
 GATE_AIMD_IN_FLIGHT: Final = "sluiceway_gate_aimd_in_flight"
+# sluiceway's own processor gauge: the order a queue's ingest reads in, 1 for the order in use
+# and 0 for the other (labels: the processor's plus ``order``: earliest_deadline, latest_deadline).
+PROCESSOR_PEEK_ORDER: Final = "sluiceway_processor_peek_order"
 
 # -- Router: prefix llm_d_epp_ (six also under the deprecated inference_extension_) ---------
 ROUTER_PREFIX: Final = "llm_d_epp_"

@@ -1,11 +1,14 @@
 """The async processor. Its files read in the order a request travels:
 
 1. queue entry: a ZSET member scored by its deadline (``sluiceway.broker``);
-2. ``ingest``: decode, expired? (one ``EntryDecision`` per entry);
+2. ``ingest``: decode, expired? (one ``EntryDecision`` per entry); the queue is read by
+   deadline, or newest first while it is overloaded (``queue_order`` measures the oldest
+   request's wait, ``overload_order`` decides);
 3. ``gating``: the queue gate (Continue / Wait / Refuse / Error / Drop; a quota gate returns
    its classification in the decision); then cancelled?, and the batch claim;
 4. ``ready_buffer``: a few claimed requests per queue, bounded near the worker count;
-5. ``lane_scheduler``: six strict lanes, round-robin across queues, earliest deadline first;
+5. ``lane_scheduler``: six strict lanes, round-robin across queues, earliest deadline first
+   (latest first for a queue read newest first);
 6. ``worker``: cancelled? expired? unfinishable in the time left (``service_time``, the
    per-queue dispatch-to-answer estimate)? then ``gating`` again for the pool gate;
 7. ``upstream`` (with ``headers``, watched by ``cancel_watch``): one HTTP attempt; ``resume``
@@ -21,5 +24,5 @@ resources), ``service`` (the ``Processor``), ``runtime`` (shared state), ``wakeu
 ``legacy_flags``, upstream's deprecated flags), ``producer``, ``reload``, ``mixed_fleet``
 (the start-up check for other consumers' claims), ``guide_spec``. Pure parts:
 ``lane_scheduler``, ``retry``, ``outcome``, ``results``, ``headers``, ``gating``,
-``service_time``.
+``service_time``, ``overload_order``.
 """

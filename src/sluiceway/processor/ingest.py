@@ -11,7 +11,8 @@ Steps per entry (each a method), in this order:
    batch claim itself, which reports a cancellation -> CANCELLED.
 
 Each step returns one :class:`EntryDecision`. Admitted requests are claimed with a lease and
-put in the pool's ready buffer (:mod:`~sluiceway.processor.ready_buffer`) in their lane.
+put in the pool's ready buffer (:mod:`~sluiceway.processor.ready_buffer`) in their lane. Pages
+are read by deadline, or newest first while the queue is overloaded (``queue_order``).
 Ingest sleeps until an arrival, a finished request or the poll interval, whichever is first.
 """
 
@@ -35,6 +36,7 @@ from sluiceway.gates.base import (
 from sluiceway.observability.logging import outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.queue_order import QueueOrder
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.results import (
@@ -132,6 +134,7 @@ class QueueIngest:
         self._recorder = Recorder(rt)
         self.gate = gate
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
+        self.order = QueueOrder(rt, queue.queue_name, self.labels, self.consider)
         self._stopped = False
         # Poll accounting for Processor.wait_idle: polls started / finished, entries admitted.
         self.polls_started = self.polls_done = self.admitted_total = 0
@@ -199,7 +202,7 @@ class QueueIngest:
         admitted = skipped = 0
         limit = self._rt.settings.batch_size
         while self._running and (room := self._pool.room_for(self._queue.queue_name)) > 0:
-            entries = await self._rt.broker.peek(self._queue.queue_name, limit, offset=skipped)
+            entries = await self.order.peek(limit, skipped)
             if not entries:
                 break
             scan = await self.screen(entries, room, limit - skipped)
@@ -210,10 +213,11 @@ class QueueIngest:
             admitted += won
             if scan.closed or skipped >= limit:
                 break
+        await self.order.after_pass()
         return admitted
 
     async def screen(self, entries: list[Entry], room: int, skips_left: int) -> Scan:
-        """Settle what cannot run and pass the rest through the queue gates, in score order,
+        """Settle what cannot run and pass the rest through the queue gates, in peeked order,
         until ``room`` candidates are chosen or ``skips_left`` entries were skipped."""
         scan = Scan()
         for entry in entries:
@@ -321,9 +325,8 @@ class QueueIngest:
         return budget_allows(budget, in_flight, self._pool.spec.workers)
 
     async def _take(self, chosen: list[Candidate]) -> tuple[int, int]:
-        """Claim the chosen candidates in one call; buffer the winners, answer the cancelled.
-
-        Returns (admitted, lost claims)."""
+        """Claim the chosen candidates in one call; buffer the winners, answer the cancelled;
+        returns (admitted, lost claims)."""
         if not chosen:
             return 0, 0
         asks = [c.ask(self._rt.lease_until(c.deadline)) for c in chosen]
@@ -345,11 +348,8 @@ class QueueIngest:
 
     def _buffer(self, candidate: Candidate, claim: Claim) -> None:
         envelope = candidate.envelope
-        merge = self._rt.settings.merge
-        lane = lane_for(
-            envelope.internal.labels.get(CLASSIFICATION_LABEL),
-            envelope.internal.labels.get(merge.tier_label),
-        )
+        labels, tier = envelope.internal.labels, self._rt.settings.merge.tier_label
+        lane = lane_for(labels.get(CLASSIFICATION_LABEL), labels.get(tier))
         item = WorkItem(
             claim=claim,
             envelope=envelope,
@@ -362,7 +362,7 @@ class QueueIngest:
         )
         self._rt.book.add(item)
         self._rt.metrics.buffered(self.labels)
-        self._pool.put(item)
+        self._pool.put(item, newest_first=self.order.order.reverse)
 
     async def _drop(self, entry: Entry, envelope: Envelope, decision: Decision) -> EntryDecision:
         if await self._is_cancelled(envelope):

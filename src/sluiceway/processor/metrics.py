@@ -19,12 +19,14 @@ from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.observability.names import (
     GATE_AIMD_IN_FLIGHT,
     GATE_AIMD_SSTHRESH,
     GATE_AIMD_WINDOW,
     GATE_DECISION_REASONS,
     PROCESSOR_LABELS,
+    PROCESSOR_PEEK_ORDER,
     processor_metric,
 )
 from sluiceway.observability.tally import TallyCounter, TallyHistogram, go_float
@@ -218,6 +220,9 @@ class ProcessorMetrics:
         self.aimd_in_flight = _own_gauge(
             r, GATE_AIMD_IN_FLIGHT, "Requests in flight through an aimd window.", signal
         )
+        self.peek_order = _own_gauge(
+            r, PROCESSOR_PEEK_ORDER, "1 for the order a queue is read in.", [*q, "order"]
+        )
         self.proximity = ProximitySnapshot()
         r.register(self.proximity)
         self._outcomes = {
@@ -264,6 +269,12 @@ class ProcessorMetrics:
             counter.labels(*labels.values())
         for gauge in (self.queue_depth, self.inflight):
             gauge.labels(*labels.values()).set(0)
+        self.order_used(labels, EARLIEST_DEADLINE)
+
+    def order_used(self, labels: QueueLabels, order: PeekOrder) -> None:
+        """A queue's ingest reads in ``order`` from now on (1 for it, 0 for the other)."""
+        for each in PeekOrder:
+            self.peek_order.labels(*labels.values(), each.value).set(float(each is order))
 
     def infeasible(self, labels: QueueLabels) -> None:
         self.infeasible_total.labels(*labels.values()).inc()

@@ -52,10 +52,12 @@ class ReadyBuffer:
         """How many more ready items ``queue`` may add."""
         return 0 if self._closed else max(0, self.target - self.scheduler.count_for_queue(queue))
 
-    def put(self, item: WorkItem) -> None:
-        self.scheduler.add(
-            item, lane=item.lane.index, queue=item.queue.queue_name, deadline=item.deadline
-        )
+    def put(self, item: WorkItem, *, newest_first: bool = False) -> None:
+        """Add a claimed request. Among its queue's ready items it goes by deadline, latest
+        first when ``newest_first`` (its queue is read newest first: ``queue_order``), so the
+        buffer keeps the queue's order instead of holding back what was claimed first."""
+        rank = -item.deadline if newest_first else item.deadline
+        self.scheduler.add(item, lane=item.lane.index, queue=item.queue.queue_name, deadline=rank)
         self._wake_one()
 
     async def take(self) -> WorkItem | None:

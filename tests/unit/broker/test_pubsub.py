@@ -232,3 +232,4 @@ async def test_the_peek_order_is_accepted_and_ignored(
     assert [decode_envelope(e.member).id for e in default] == ["early", "late"]
     assert await broker.peek(SUB, 10, order=LATEST_DEADLINE) == default
     assert await broker.peek(SUB, 1, offset=1, order=LATEST_DEADLINE) == default[1:]
+    assert broker.fixed_peek_order  # so the processor does not try to read it newest first

@@ -9,6 +9,7 @@ import pytest
 
 from sluiceway.broker.base import ClaimAsk, ClaimOutcome, Entry
 from sluiceway.broker.memory import MemoryBroker
+from sluiceway.broker.peek_order import EARLIEST_DEADLINE, PeekOrder
 from sluiceway.clock import VirtualClock
 from sluiceway.gates.base import Decision, GateRequest, Holdings, Verdict
 from sluiceway.processor.ingest import QueueIngest
@@ -85,9 +86,11 @@ class LosingBroker(MemoryBroker):
         super().__init__()
         self.peeks = 0
 
-    async def peek(self, queue: str, limit: int, *, offset: int = 0) -> list[Entry]:
+    async def peek(
+        self, queue: str, limit: int, *, offset: int = 0, order: PeekOrder = EARLIEST_DEADLINE
+    ) -> list[Entry]:
         self.peeks += 1
-        return await super().peek(queue, limit, offset=offset)
+        return await super().peek(queue, limit, offset=offset, order=order)
 
     async def claim_many(self, asks: Sequence[ClaimAsk]) -> list[ClaimOutcome]:
         return [ClaimOutcome(None) for _ in asks]

@@ -92,3 +92,13 @@ async def test_a_taker_cancelled_after_its_wake_up_passes_the_item_on() -> None:
     taken = await asyncio.wait_for(second, timeout=5)
     assert taken is not None and taken.name == "only"  # type: ignore[attr-defined]
     assert first.cancelled()
+
+
+async def test_a_queue_read_newest_first_is_taken_latest_deadline_first() -> None:
+    """Overload (queue_order): what was claimed newest first is not held back behind the older
+    entries a draining backlog keeps claiming; lanes stay strict."""
+    p = pool(workers=4, queues=1)
+    for name, lane, deadline in (("new", 5, 300.0), ("old", 5, 100.0), ("high", 0, 50.0)):
+        p.put(Item(name, lane, "a", deadline), newest_first=True)  # type: ignore[arg-type]
+    taken = [await p.take() for _ in range(3)]
+    assert [i.name for i in taken] == ["high", "new", "old"]  # type: ignore[union-attr]
