@@ -1,7 +1,8 @@
 """The async processor. Its files read in the order a request travels:
 
 1. queue entry: a ZSET member scored by its deadline (``sluiceway.broker``);
-2. ``ingest``: decode, expired? (one ``EntryDecision`` per entry); the queue is read by
+2. ``ingest``: decode, expired or unfinishable? (one ``EntryDecision`` per entry, the values
+   in ``entry_decision``); the queue is read by
    deadline, or newest first while it is overloaded (``queue_order`` measures the oldest
    request's wait, ``overload_order`` decides);
 3. ``gating``: the queue gate (Continue / Wait / Refuse / Error / Drop; a quota gate returns

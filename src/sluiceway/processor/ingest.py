@@ -3,7 +3,8 @@
 Steps per entry (each a method), in this order:
 
 1. decode: unreadable -> moved to ``<queue>:invalid``; readable but bad -> INVALID_REQUEST;
-2. expire: deadline passed -> DEADLINE_EXCEEDED (or the last HTTP answer this process saw);
+2. too late: deadline passed -> DEADLINE_EXCEEDED (or the last HTTP answer this process saw);
+   less time left than the queue's requests take -> DEADLINE_EXCEEDED, infeasible;
 3. queue gate (:mod:`~sluiceway.processor.gating`): Continue -> a candidate for the claim;
    Wait / Refuse / Error -> stays pending, the scan skips it; Drop -> GATE_DROPPED;
 4. cancelled?: checked *after* the gate. A held or dropped entry is checked here (so a
@@ -20,10 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
-from enum import Enum
 
-from sluiceway.broker.base import Claim, ClaimAsk, Entry, claim_key
+from sluiceway.broker.base import Claim, Entry, claim_key
 from sluiceway.broker.keys import member_digest
 from sluiceway.gates.base import (
     CLASSIFICATION_LABEL,
@@ -34,6 +33,7 @@ from sluiceway.gates.base import (
     budget_allows,
 )
 from sluiceway.observability.logging import outage_log
+from sluiceway.processor.entry_decision import SETTLED, Candidate, EntryDecision, Fate, Scan
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.queue_order import QueueOrder
@@ -43,6 +43,7 @@ from sluiceway.processor.results import (
     cancelled_result,
     deadline_result,
     dropped_result,
+    infeasible_result,
     invalid_entry_result,
 )
 from sluiceway.processor.runtime import Runtime
@@ -51,77 +52,13 @@ from sluiceway.processor.wakeups import Pulse
 from sluiceway.processor.work_item import WorkItem, holder_token, new_owner
 from sluiceway.wire import EntryError, Envelope, ResultRecord, decode_envelope, lane_for
 
-__all__ = ["SETTLE_CLAIM_LEASE", "Candidate", "EntryDecision", "Fate", "QueueIngest", "Scan"]
+__all__ = ["SETTLE_CLAIM_LEASE", "QueueIngest"]
 
 log = logging.getLogger(__name__)
 
 # Scaled seconds: the lease of a claim taken only to answer an entry at once (invalid,
 # expired, cancelled, dropped); ample for one ack, short if this process dies meanwhile.
 SETTLE_CLAIM_LEASE = 60.0
-
-
-class Fate(Enum):
-    """What ingest decided for one examined entry."""
-
-    ADMITTED = "admitted"  # passed the queue gates: a candidate for the batch claim
-    SETTLED = "settled"  # answered or moved aside: no longer pending
-    HELD = "held"  # the queue gates hold it: it stays pending, the scan skips it
-    CLOSED = "closed"  # the queue's budget is spent: it stays pending, stop scanning
-
-
-@dataclass(slots=True)
-class Candidate:
-    """An entry that passed decode, expiry and the queue gates; it waits for the batch claim.
-    ``holdings`` are what its gates acquired (released again if the claim is lost)."""
-
-    entry: Entry
-    envelope: Envelope
-    owner: str
-    holdings: Holdings
-
-    @property
-    def deadline(self) -> float:
-        return float(self.envelope.data.deadline)
-
-    def ask(self, lease_until: float) -> ClaimAsk:
-        e = self.envelope
-        return ClaimAsk(self.entry, e.id, e.request_token, self.owner, lease_until)
-
-
-@dataclass(frozen=True, slots=True)
-class EntryDecision:
-    """Ingest's one decision for one entry: its :class:`Fate`, the ``candidate`` when
-    ADMITTED, the ``gate_decisions_total`` ``reason`` when HELD or CLOSED."""
-
-    fate: Fate
-    candidate: Candidate | None = None
-    reason: str = ""
-
-    @classmethod
-    def admitted(cls, candidate: Candidate) -> EntryDecision:
-        return cls(Fate.ADMITTED, candidate)
-
-    @classmethod
-    def held(cls, reason: str, *, closed: bool = False) -> EntryDecision:
-        return cls(Fate.CLOSED if closed else Fate.HELD, reason=reason)
-
-
-SETTLED = EntryDecision(Fate.SETTLED)
-
-
-@dataclass(slots=True)
-class Scan:
-    """What screening one peeked batch found."""
-
-    chosen: list[Candidate] = field(default_factory=list)
-    skipped: int = 0
-    closed: bool = False
-
-    def add(self, decision: EntryDecision) -> None:
-        if decision.candidate is not None:
-            self.chosen.append(decision.candidate)
-        self.closed = self.closed or decision.fate is Fate.CLOSED
-        self.skipped += decision.fate is Fate.HELD
 
 
 class QueueIngest:
@@ -241,8 +178,9 @@ class QueueIngest:
             await self._bad_entry(entry, exc)
             return SETTLED
         now = self._rt.clock.now()
-        if float(envelope.data.deadline) <= now:
-            return await self.expire(entry, envelope)
+        late = await self._too_late(entry, envelope, float(envelope.data.deadline) - now)
+        if late is not None:
+            return late
         if self.gate is None:  # no queue gate: admitted without a wait
             return EntryDecision.admitted(Candidate(entry, envelope, new_owner(), Holdings()))
         decision = await self.admit(self.gate, entry, envelope, now, chosen)
@@ -288,12 +226,20 @@ class QueueIngest:
             await self._recorder.settle(claim, record, exc.result_route, self._queue)
             self._rt.metrics.outcome(self.labels, "failed")
 
-    async def expire(self, entry: Entry, envelope: Envelope) -> EntryDecision:
-        """Answer an entry whose deadline passed while it was pending."""
+    async def _too_late(
+        self, entry: Entry, envelope: Envelope, remaining: float
+    ) -> EntryDecision | None:
+        """Deadline passed: its last HTTP answer, else DEADLINE_EXCEEDED; less time left than
+        the queue's requests take: DEADLINE_EXCEEDED, infeasible, at once. None: time enough."""
         token = envelope.request_token
-        record = deadline_result(
-            envelope.id, token, self._rt.memory.last_answer(envelope.id, token)
-        )
+        if remaining <= 0:
+            last = self._rt.memory.last_answer(envelope.id, token)
+            record = deadline_result(envelope.id, token, last)
+        elif (needed := self._rt.service.shortfall(self._queue.id, remaining)) is not None:
+            record = infeasible_result(envelope.id, token, remaining, needed)
+            self._rt.metrics.infeasible(self.labels)
+        else:
+            return None
         return await self._settle(entry, envelope, record, "exceeded_deadline")
 
     async def admit(

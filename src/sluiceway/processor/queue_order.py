@@ -18,24 +18,21 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from sluiceway.broker.base import Entry
 from sluiceway.broker.peek_order import EARLIEST_DEADLINE, LATEST_DEADLINE, PeekOrder
+from sluiceway.processor.entry_decision import EntryDecision
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.overload_order import OverloadOrder
 from sluiceway.processor.runtime import Runtime
 from sluiceway.wire import EntryError, decode_envelope
-
-if TYPE_CHECKING:
-    from sluiceway.processor.ingest import EntryDecision
 
 __all__ = ["QueueOrder"]
 
 log = logging.getLogger(__name__)
 
 # Ingest's decision for one entry (``QueueIngest.consider``): here it answers an expired one.
-Consider = Callable[[Entry, int], Awaitable["EntryDecision"]]
+Consider = Callable[[Entry, int], Awaitable[EntryDecision]]
 
 
 class QueueOrder:

@@ -50,13 +50,13 @@ class ServiceTimes:
         """Seconds a request of ``queue`` is expected to take from dispatch to answer."""
         return self._estimates.get(queue, self.settings.prior)
 
-    def infeasible(self, queue: str, remaining: float) -> bool:
-        """True when ``remaining`` seconds to the deadline are less than the estimate: the
-        request is answered at once instead of started."""
+    def shortfall(self, queue: str, remaining: float) -> float | None:
+        """The estimate when ``remaining`` seconds to the deadline are less than it (the
+        request is answered at once instead of started), else None."""
         if not self.settings.enabled:
-            return False
+            return None
         needed = self.estimate(queue)
-        return needed > 0 and remaining < needed
+        return needed if needed > 0 and remaining < needed else None
 
     def queues(self) -> list[str]:
         return sorted(self._samples)

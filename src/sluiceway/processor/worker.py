@@ -126,10 +126,9 @@ class Worker:
         """True (and answered at once) when less time is left than the queue's requests take:
         started, it would hold a slot for an answer nobody receives."""
         remaining = item.deadline - self._rt.clock.now()
-        service = self._rt.service
-        if not service.infeasible(item.queue.id, remaining):
+        needed = self._rt.service.shortfall(item.queue.id, remaining)
+        if needed is None:
             return False
-        needed = service.estimate(item.queue.id)
         record = infeasible_result(item.request_id, item.token, remaining, needed)
         self._rt.metrics.infeasible(item.labels)
         await self._recorder.result(item, record, "exceeded_deadline")

@@ -22,6 +22,8 @@ HEAVY = ("aiohttp", "redis", "starlette", "uvicorn", "prometheus_client", "pydan
         "sluiceway.processor.results",
         "sluiceway.processor.gating",
         "sluiceway.processor.overload_order",
+        "sluiceway.processor.service_time",
+        "sluiceway.processor.entry_decision",
     ],
 )
 def test_module_imports_nothing_heavy(module: str) -> None:

@@ -25,12 +25,12 @@ def test_the_median_of_the_last_window() -> None:
 
 def test_infeasible_only_when_less_time_is_left_than_the_estimate() -> None:
     times = ServiceTimes(ServiceTimeSettings(min_samples=1))
-    assert not times.infeasible("q", remaining=0.001)  # nothing known: never refused
+    assert times.shortfall("q", remaining=0.001) is None  # nothing known: never refused
     times.observe("q", 2.0)
-    assert times.infeasible("q", remaining=1.9)
-    assert not times.infeasible("q", remaining=2.0)
+    assert times.shortfall("q", remaining=1.9) == 2.0
+    assert times.shortfall("q", remaining=2.0) is None
     off = ServiceTimes(ServiceTimeSettings(enabled=False, prior=5.0))
-    assert not off.infeasible("q", remaining=0.1) and off.estimate("q") == 5.0
+    assert off.shortfall("q", remaining=0.1) is None and off.estimate("q") == 5.0
 
 
 def test_negative_times_are_ignored() -> None:
