@@ -95,6 +95,20 @@ def _with_policy(doc: dict[str, Any], plugin: dict[str, Any], *, eviction: bool)
     return doc
 
 
+ASYNC_BAND_QUEUE = "2"
+
+
+def _short_async_queues(doc: dict[str, Any]) -> dict[str, Any]:
+    """Bands below the realtime one queue at most ``ASYNC_BAND_QUEUE`` requests in the router:
+    the rest wait in the processor, which can serve them newest first and refuse what cannot
+    finish, and the router's 429 (rejected-saturated) moves the processor's ``aimd`` window."""
+    top = max(OBJECTIVES.values())
+    for band in doc["flowControl"]["priorityBands"]:
+        if band["priority"] < top:
+            band["maxRequests"] = ASYNC_BAND_QUEUE
+    return doc
+
+
 def mode_spec(name: str, capacity: int) -> ModeSpec:
     """The spec of mode ``name``; an unknown name raises :class:`ValueError`."""
     guide = _guide(capacity)
@@ -122,5 +136,7 @@ def mode_spec(name: str, capacity: int) -> ModeSpec:
             "parameters": {"window": "30s", "buckets": 10, "safety": 0.0, "margin": 0},
         }
         doc = _with_policy(guide, adaptive, eviction=True)
-        return ModeSpec(name, doc, resume=True, env=evictable, pool_gate=("aimd", {}))
+        return ModeSpec(
+            name, _short_async_queues(doc), resume=True, env=evictable, pool_gate=("aimd", {})
+        )
     raise ValueError(f"unknown mode {name!r}: use one of {', '.join(MODES)}")
