@@ -7,7 +7,8 @@
 - :class:`ErrorCode`; :mod:`~sluiceway.wire.headers` (header names, dropped reasons);
   :class:`Lane`, :data:`LANES`, :func:`lane_for`.
 
-Files: ``envelope`` (the queue entry, in llm-d-async's format), ``result`` (the result record
+Files: ``envelope`` (the queue entry, in llm-d-async's format), ``member`` (the raw member:
+its bytes, its request token, the limits a hostile entry breaks), ``result`` (the result record
 pushed to a result list), ``codes`` (result error codes and their default messages), ``headers``
 (HTTP header names and values other systems read), ``lanes`` (the six strict lanes of the
 tier-priority merge), ``api_errors`` (the OpenAI error envelope every sluiceway HTTP server

@@ -18,17 +18,17 @@ about two and a half times a plain one.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import operator
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from sluiceway.errors import WireError
 from sluiceway.wire.codes import ErrorCode
+from sluiceway.wire.member import derive_request_token, header_problem, member_problem
+from sluiceway.wire.member import mint_request_token as mint_request_token
 
 __all__ = [
     "REQUEST_KINDS",
@@ -162,17 +162,6 @@ class Envelope:
         return self.with_internal(retry_count=retry_count)
 
 
-def derive_request_token(member: str | bytes) -> str:
-    """First 32 hex digits of the SHA-256 of the raw member (docs/design-rules.md rule 13)."""
-    raw = member.encode() if isinstance(member, str) else member
-    return hashlib.sha256(raw).hexdigest()[:32]
-
-
-def mint_request_token() -> str:
-    """A fresh random token (16 bytes as hex), as upstream producers mint per submission."""
-    return secrets.token_hex(16)
-
-
 # -- decoding --------------------------------------------------------------------------------
 
 
@@ -237,9 +226,11 @@ class _Reader:
 
 
 def _parse(member: str | bytes, token: str) -> dict[str, Any]:
+    if (problem := member_problem(member)) is not None:
+        raise EntryError(problem, request_token=token)
     try:
         top = json.loads(member)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise EntryError(f"not JSON: {exc}", request_token=token) from None
     if not isinstance(top, dict):
         raise EntryError("entry is not a JSON object", request_token=token)
@@ -381,7 +372,10 @@ def decode_envelope(member: str | bytes) -> Envelope:
     """Decode a sorted-set member; raises :class:`EntryError` when it breaks the contract."""
     token = derive_request_token(member)
     top = _parse(member, token)
-    return _usual_envelope(top, token) or _checked_envelope(top, token)
+    envelope = _usual_envelope(top, token) or _checked_envelope(top, token)
+    if (problem := header_problem(envelope.data.headers)) is not None:
+        raise _Reader(envelope.id, envelope.result_route, token).fail(problem)
+    return envelope
 
 
 def _checked_envelope(top: dict[str, Any], token: str) -> Envelope:

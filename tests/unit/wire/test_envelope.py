@@ -212,6 +212,11 @@ def test_non_finite_deadline_is_readable_error() -> None:
 # -- property: any envelope encodes to JSON that decodes back to the same envelope --------
 text = st.text(max_size=12)
 str_map = st.dictionaries(text, text, max_size=3)
+header_map = st.dictionaries(  # names HTTP accepts (RFC 9110 tokens), values without CTLs
+    st.from_regex(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,12}", fullmatch=True),
+    st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=12),
+    max_size=3,
+)
 number = st.one_of(
     st.integers(min_value=1, max_value=2**40),
     st.floats(min_value=0.001, max_value=2e9, allow_nan=False, allow_infinity=False),
@@ -242,7 +247,7 @@ requests = st.builds(
     created=st.none() | number,
     payload=json_value,
     metadata=str_map,
-    headers=str_map,
+    headers=header_map,
     endpoint=text,
     request_queue_name=text,
     result_queue_name=text,
