@@ -48,3 +48,29 @@ def test_the_saturation_example_keeps_the_cap_below_the_workers() -> None:
     pool = data["ap"]["workerPools"][0]
     assert "/4, 0, 1)" in pool["gate_params"]["gate"]
     assert pool["workers"] > 4
+
+
+def test_the_realtime_isolation_example_is_the_benchmarks_best_mode() -> None:
+    """deploy/examples/h-realtime-isolation is the recommended configuration, and the isolation
+    benchmark's ``best`` mode measures exactly it: router, processor pool gate and resume."""
+    from sluiceway.bench.isolation.modes import mode_spec
+    from sluiceway.bench.isolation.stack import PROCESSOR_WORKERS
+
+    here = EXAMPLES / "h-realtime-isolation"
+    epp = yaml.safe_load((here / "router-values.yaml").read_text())["router"]["epp"]
+    router = yaml.safe_load(epp["pluginsCustomConfig"][epp["pluginsConfigFile"]])
+    best = mode_spec("best", capacity=10)
+    assert router == best.router
+    ap = yaml.safe_load((here / "processor-values.yaml").read_text())["ap"]
+    (pool,) = ap["workerPools"]
+    assert (pool["gate_type"], pool["gate_params"]) == best.pool_gate
+    assert pool["workers"] == PROCESSOR_WORKERS
+    assert {q["resume"] for q in ap["transportConfig"]["queues"]} == {best.resume}
+    # the benchmark's processor runs the defaults; the example states them
+    from sluiceway.config.processor_settings import default_of
+    from sluiceway.config.quantities import parse_duration
+
+    assert ap["feasibility"] is default_of("feasibility")
+    assert parse_duration(ap["serviceTimePrior"]) == default_of("service_time_prior")
+    assert parse_duration(ap["overloadSojournTarget"]) == default_of("overload_sojourn_target")
+    assert parse_duration(ap["overloadInterval"]) == default_of("overload_interval")
