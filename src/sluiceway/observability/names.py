@@ -37,6 +37,7 @@ PROCESSOR_METRICS: Final = (
     "gate_metric_source_available",
     "deadline_proximity_millis",
     "invalid_entries_total",  # sluiceway's own
+    "entry_faults_total",  # sluiceway's own (issue 26)
     "infeasible_requests_total",  # sluiceway's own
     "service_time_estimate_seconds",  # sluiceway's own
 )

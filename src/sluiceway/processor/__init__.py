@@ -2,7 +2,8 @@
 
 1. queue entry: a ZSET member scored by its deadline (``sluiceway.broker``);
 2. ``ingest``: decode, expired or unfinishable? (one ``EntryDecision`` per entry, the values
-   in ``entry_decision``); the queue is read by
+   in ``entry_decision``; a poison entry or a failing poll in ``ingest_faults``, with
+   ``poison``: reserved result routes, faults told once); the queue is read by
    deadline, or newest first while it is overloaded (``queue_order`` measures the oldest
    request's wait, ``overload_order`` decides);
 3. ``gating``: the queue gate (Continue / Wait / Refuse / Error / Drop; a quota gate returns
@@ -25,5 +26,5 @@ resources), ``service`` (the ``Processor``), ``runtime`` (shared state), ``wakeu
 ``legacy_flags``, upstream's deprecated flags), ``producer``, ``reload``, ``mixed_fleet``
 (the start-up check for other consumers' claims), ``guide_spec``. Pure parts:
 ``lane_scheduler``, ``retry``, ``outcome``, ``results``, ``headers``, ``gating``,
-``service_time``, ``overload_order``.
+``service_time``, ``overload_order``, ``poison``.
 """

@@ -35,10 +35,12 @@ from sluiceway.gates.base import (
 from sluiceway.observability.logging import outage_log
 from sluiceway.processor.entry_decision import SETTLED, Candidate, EntryDecision, Fate, Scan
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
+from sluiceway.processor.ingest_faults import IngestFaults
 from sluiceway.processor.metrics import QueueLabels
+from sluiceway.processor.poison import route_problem
 from sluiceway.processor.queue_order import QueueOrder
 from sluiceway.processor.ready_buffer import ReadyBuffer
-from sluiceway.processor.recorder import Recorder
+from sluiceway.processor.recorder import Recorder, reserved_routes
 from sluiceway.processor.results import (
     cancelled_result,
     deadline_result,
@@ -73,6 +75,7 @@ class QueueIngest:
         self.labels = QueueLabels(queue.id, queue.queue_name, queue.pool_id)
         self.order = QueueOrder(rt, queue.queue_name, self.labels, self.consider)
         self._stopped = False
+        self._faults = IngestFaults(rt, queue.queue_name, self.labels)
         # Poll accounting for Processor.wait_idle: polls started / finished, entries admitted.
         self.polls_started = self.polls_done = self.admitted_total = 0
         self.polled = Pulse()
@@ -96,11 +99,11 @@ class QueueIngest:
             outage = outage_log(self._rt.broker, "broker", log)
             try:
                 await self.poll_once()
-            except Exception as exc:  # a broker hiccup must not end ingest
-                outage.failed(exc, f"ingest of {self._queue.queue_name}")
-                await self._rt.clock.sleep(self._rt.settings.poll_interval)
+            except Exception as exc:  # a broker hiccup or a poison entry must not end ingest
+                await self._rt.clock.sleep(self._faults.poll_failed(outage, exc))
                 continue
             outage.succeeded()
+            self._faults.poll_succeeded()
             if not self._running:
                 break
             await self._idle(generation)
@@ -158,7 +161,11 @@ class QueueIngest:
         until ``room`` candidates are chosen or ``skips_left`` entries were skipped."""
         scan = Scan()
         for entry in entries:
-            scan.add(await self.consider(entry, len(scan.chosen)))
+            try:
+                decision = await self.consider(entry, len(scan.chosen))
+            except Exception as exc:  # one bad entry must not stop the queue (issue 26)
+                decision = await self._faults.entry_failed(entry, exc)
+            scan.add(decision)
             if scan.closed or len(scan.chosen) >= room or scan.skipped >= skips_left:
                 break
         return scan
@@ -173,7 +180,7 @@ class QueueIngest:
         waits behind a closed gate.
         """
         try:
-            envelope = self.stamped(decode_envelope(entry.member))
+            envelope = self._routable(self.stamped(decode_envelope(entry.member)))
         except EntryError as exc:
             await self._bad_entry(entry, exc)
             return SETTLED
@@ -191,6 +198,14 @@ class QueueIngest:
         self._rt.metrics.gate_held(self.labels, decision.reason)
         log.debug("gate held %s in %s: %s", envelope.id, self._queue.queue_name, decision.reason)
         return decision
+
+    def _routable(self, envelope: Envelope) -> Envelope:
+        """``envelope``, unless its result route names a key this processor reads from (then
+        INVALID_REQUEST, on the queue's route)."""
+        problem = route_problem(envelope.result_route, reserved_routes(self._rt))
+        if problem is None:
+            return envelope
+        raise EntryError(problem, entry_id=envelope.id, request_token=envelope.request_token)
 
     async def _is_cancelled(self, envelope: Envelope) -> bool:
         return await self._rt.broker.is_cancelled(envelope.id, envelope.request_token)

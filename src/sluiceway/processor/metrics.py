@@ -182,6 +182,9 @@ class ProcessorMetrics:
             r, "gate_wait_requeues_total", "Parked requests returned after the gate wait."
         )
         self.invalid = _counter(r, "invalid_entries_total", "Entries moved to <queue>:invalid.")
+        self.faults = _counter(
+            r, "entry_faults_total", "Unexpected failures of a poll or a request.", ["stage"]
+        )
         self.infeasible_total = _counter(
             r, "infeasible_requests_total", "Requests answered at once: too little time left."
         )
@@ -307,6 +310,10 @@ class ProcessorMetrics:
 
     def entry_quarantined(self, labels: QueueLabels) -> None:
         self.invalid.labels(*labels.values()).inc()
+
+    def fault(self, labels: QueueLabels, stage: str) -> None:
+        """An unexpected failure of a queue's poll (``ingest``) or a request (``worker``)."""
+        self.faults.labels(*labels.values(), stage).inc()
 
     def buffered(self, labels: QueueLabels) -> None:
         """A claimed request entered its pool's ready buffer."""

@@ -8,13 +8,19 @@ from __future__ import annotations
 import logging
 
 from sluiceway.broker.base import Claim, ResultWrite
-from sluiceway.broker.keys import MAILBOX_DEFAULT_TTL_SECONDS, MAILBOX_PREFIX
+from sluiceway.broker.keys import (
+    DEFAULT_RETRY_QUEUE,
+    MAILBOX_DEFAULT_TTL_SECONDS,
+    MAILBOX_PREFIX,
+    Keyspace,
+)
+from sluiceway.processor.poison import reserved_keys, route_problem
 from sluiceway.processor.runtime import Runtime
 from sluiceway.processor.specs import QueueSpec
 from sluiceway.processor.work_item import WorkItem
 from sluiceway.wire import ResultRecord, encode_envelope
 
-__all__ = ["Recorder", "result_route", "result_ttl"]
+__all__ = ["Recorder", "reserved_routes", "result_route", "result_ttl"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +39,13 @@ def result_ttl(destination: str, queue: QueueSpec) -> float | None:
     return queue.result_ttl_seconds
 
 
+def reserved_routes(rt: Runtime) -> frozenset[str]:
+    """The keys this processor reads from, which no result may be pushed to (issue 26)."""
+    keyspace = getattr(rt.broker, "keyspace", None)
+    retry = keyspace.retry_queue_name if isinstance(keyspace, Keyspace) else DEFAULT_RETRY_QUEUE
+    return reserved_keys(tuple(q.queue_name for q in rt.settings.queues), retry)
+
+
 class Recorder:
     """Writes outcomes for work items (and for entries settled at ingest).
 
@@ -45,6 +58,8 @@ class Recorder:
         self._rt = rt
 
     def _write(self, record: ResultRecord, route: str | None, queue: QueueSpec) -> ResultWrite:
+        if route_problem(route, reserved_routes(self._rt)) is not None:
+            route = None  # never into a key this processor reads: the queue's route instead
         destination = result_route(route, queue, self._rt.settings.result_queue_name)
         ttl = result_ttl(destination, queue)
         return ResultWrite(

@@ -11,6 +11,7 @@ from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
 from sluiceway.processor.cancel_watch import CancelWatch
 from sluiceway.processor.metrics import ProcessorMetrics
+from sluiceway.processor.poison import FaultTally
 from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.service_time import ServiceTimes, ServiceTimeSettings
 from sluiceway.processor.specs import ProcessorSpec
@@ -100,6 +101,7 @@ class Runtime:
     rng: random.Random = field(default_factory=random.Random)
     wake: Wakeups = field(default_factory=Wakeups)  # who wakes whom: see wakeups.py
     cancels: CancelWatch = field(default_factory=CancelWatch)
+    faults: FaultTally = field(default_factory=FaultTally)  # a request's repeated failures
     service: ServiceTimes = field(init=False)  # dispatch-to-answer times, per queue
     stopping: bool = False
 

@@ -30,6 +30,7 @@ from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
 from sluiceway.processor.headers import build_headers, build_url
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.outcome import Attempt, AttemptKind, Finish, decide
+from sluiceway.processor.poison import MAX_IDENTICAL_FAULTS, describe, fault_backoff
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.recorder import Recorder
 from sluiceway.processor.results import (
@@ -38,6 +39,7 @@ from sluiceway.processor.results import (
     dropped_result,
     gate_error_result,
     infeasible_result,
+    inference_error_result,
 )
 from sluiceway.processor.resume import can_resume, send_resuming
 from sluiceway.processor.runtime import AttemptRecord, Runtime
@@ -67,12 +69,35 @@ class Worker:
                 await self.process(item)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("worker failed on %s; returning it to its queue", item.request_id)
+            except Exception as exc:
                 with contextlib.suppress(Exception):
-                    await self._recorder.release(item)
+                    await self._faulted(item, exc)
             finally:
                 self._pool.finished()
+
+    async def _faulted(self, item: WorkItem, exc: Exception) -> None:
+        """An unexpected failure: told once per request (with its traceback), retried with
+        a growing backoff, and answered INFERENCE_ERROR once it failed the same way
+        ``MAX_IDENTICAL_FAULTS`` times in a row: never returned to its queue at once, where
+        it would fail again hundreds of times a second (issue 26)."""
+        key, fault = (item.request_id, item.token), describe(exc)
+        repeats = self._rt.faults.seen(key, fault)
+        self._rt.metrics.fault(item.labels, "worker")
+        if repeats == 1:
+            log.error("worker failed on %s: %s; retrying it with backoff", item.request_id, fault,
+                      exc_info=exc)  # fmt: skip
+        if repeats < MAX_IDENTICAL_FAULTS:
+            interval = self._rt.settings.poll_interval
+            await self._recorder.retry(item, fault_backoff(repeats, interval, 30 * interval),
+                                       count=False)  # fmt: skip
+            return
+        self._rt.faults.clear(key)
+        log.warning("%s failed %d times: %s; answered INFERENCE_ERROR", item.request_id,
+                    repeats, fault)  # fmt: skip
+        detail = f"failed {repeats} times the same way: {fault}"
+        await self._recorder.result(
+            item, inference_error_result(item.request_id, item.token, detail), "failed"
+        )
 
     async def process(self, item: WorkItem) -> None:
         """Admit, dispatch, record."""
