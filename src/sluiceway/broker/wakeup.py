@@ -16,13 +16,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["EventWaker", "PollWaker", "WakeMode", "Waker", "mode_for_flags", "subscription_for"]
+__all__ = [
+    "RESUBSCRIBE_BACKOFF",
+    "EventWaker",
+    "PollWaker",
+    "WakeMode",
+    "Waker",
+    "mode_for_flags",
+    "subscription_for",
+]
 
 _log = logging.getLogger(__name__)
+
+# Wall seconds between resubscription attempts of a lost listener: first, at most.
+RESUBSCRIBE_BACKOFF: Final = (0.1, 2.0)
 
 # Redis events that put an entry into a sorted set.
 _ARRIVAL_EVENTS = frozenset({"zadd", "zincr", "zunionstore", "zinterstore", "zdiffstore"})
@@ -136,8 +148,8 @@ class EventWaker(PollWaker):
     """Listens to keyspace notifications on one dedicated Pub/Sub connection.
 
     ``pubsub`` is a redis-py asyncio ``PubSub``; channels are added as new queues are waited on.
-    If the connection breaks, waiters fall back to their timeouts until the next ``wait``
-    restarts the listener.
+    If the connection breaks (a Redis restart), waiters fall back to their timeouts while the
+    listener resubscribes with backoff; one line says it was lost, one that it is back.
     """
 
     def __init__(self, pubsub: Any, *, flags: str, db: int) -> None:
@@ -192,13 +204,17 @@ class EventWaker(PollWaker):
         """Subscribe to arrivals on ``keys`` (idempotent); starts the listener if needed."""
         async with self._lock:
             self._keys.update(keys)
-            wanted = set(subscription_for(self._flags, self._db, self._keys))
-            new = sorted(wanted - self._channels)
-            if new:
-                await self._pubsub.subscribe(*new)
-                self._channels.update(new)
-            await self._resubscribe_patterns()
+            await self._subscribe_missing()
             self._ensure_reader()
+
+    async def _subscribe_missing(self) -> None:
+        """(Re)subscribe every wanted channel and pattern not subscribed (lock held)."""
+        wanted = set(subscription_for(self._flags, self._db, self._keys)) if self._keys else set()
+        new = sorted(wanted - self._channels)
+        if new:
+            await self._pubsub.subscribe(*new)
+            self._channels.update(new)
+        await self._resubscribe_patterns()
 
     async def wait(self, keys: Sequence[str], timeout: float) -> bool:  # noqa: ASYNC109
         try:
@@ -208,18 +224,36 @@ class EventWaker(PollWaker):
         return await super().wait(keys, timeout)
 
     async def _listen(self) -> None:
-        try:
-            while self._reader is not None:
-                msg = await self._pubsub.get_message(timeout=None)
-                if msg is not None:
-                    self._dispatch(msg)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            _log.warning("keyspace listener stopped: %s", exc)
-            self._channels.clear()
-            self._subscribed_patterns.clear()
-            self._set_live(False)
+        """Read events; a lost connection (a Redis restart) is told once, and the listener
+        resubscribes everything with a growing backoff until Redis is back (issue 26):
+        without it, wake-ups would fall back to the backstop poll for good."""
+        lost_at: float | None = None
+        while self._reader is not None:
+            try:
+                if lost_at is not None:
+                    async with self._lock:
+                        await self._subscribe_missing()
+                    _log.warning("keyspace listener back after %.1f s", _now() - lost_at)
+                    lost_at = None
+                await self._read()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if lost_at is None:
+                    _log.warning("keyspace listener lost: %s; resubscribing with backoff", exc)
+                    lost_at, delay = _now(), RESUBSCRIBE_BACKOFF[0]
+                else:
+                    delay = min(delay * 2, RESUBSCRIBE_BACKOFF[1])
+                self._channels.clear()
+                self._subscribed_patterns.clear()
+                self._set_live(False)
+                await asyncio.sleep(delay)
+
+    async def _read(self) -> None:
+        while self._reader is not None:
+            msg = await self._pubsub.get_message(timeout=None)
+            if msg is not None:
+                self._dispatch(msg)
 
     def _set_live(self, live: bool) -> None:
         for on_live in self._on_live:
@@ -258,6 +292,10 @@ class EventWaker(PollWaker):
         if reader is not None and not reader.done():
             await asyncio.wait({reader}, timeout=1.0)
             reader.cancel()
+
+
+def _now() -> float:
+    return time.monotonic()
 
 
 def _text(value: object) -> str:
