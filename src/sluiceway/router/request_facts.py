@@ -2,6 +2,10 @@
 it streams, a token estimate for token-fair accounting, the prompt prefix the endpoint picker
 matches on, and the body that goes upstream (``stream_options.include_usage`` added when a
 client streams without asking for it, so the router sees the usage it accounts by).
+
+A body nested deeper than ``MAX_NESTING`` (64) levels is refused, as the coordinator refuses
+it: orjson reads 1024 levels but writes only 254, so a deeper ``messages`` or a streamed body
+that the router writes back out would otherwise fail as a server error, not a bad request.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from sluiceway.config.documents import MAX_NESTING, nests_deeper
 
 __all__ = ["BadRequest", "RequestFacts", "read_request_facts"]
 
@@ -20,7 +26,7 @@ _DEFAULT_MAX_TOKENS = 16
 
 
 class BadRequest(ValueError):
-    """The body cannot be proxied (not a JSON object)."""
+    """The body cannot be proxied (not a JSON object, or nested too deep)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +44,16 @@ class RequestFacts:
 
 
 def read_request_facts(raw: bytes, *, prefix_bytes: int = 256) -> RequestFacts:
-    """Parse an OpenAI completion or chat body; BadRequest when it is not a JSON object."""
+    """Parse an OpenAI completion or chat body; BadRequest when it is not a JSON object or
+    nests deeper than ``MAX_NESTING``."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"malformed JSON body: {exc}") from None
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
+    if nests_deeper(data, MAX_NESTING):
+        raise BadRequest(f"the body is nested deeper than {MAX_NESTING} levels")
     stream = data.get("stream") is True
     body, strip = raw, False
     if stream and not _asks_usage(data):

@@ -30,3 +30,14 @@ def test_body_untouched_when_the_client_asked_for_usage_or_does_not_stream() -> 
 def test_bad_bodies(raw: bytes) -> None:
     with pytest.raises(BadRequest):
         read_request_facts(raw)
+
+
+@pytest.mark.parametrize("field", ["messages", "prompt", "stream_options"])
+def test_a_body_nested_past_the_limit_is_a_bad_request_not_a_server_error(field: str) -> None:
+    # orjson reads 1024 levels but writes 254: 300 levels of messages once failed as a 500.
+    deep = b"[" * 300 + b"1" + b"]" * 300
+    raw = b'{"model":"m","stream":true,"' + field.encode() + b'":' + deep + b"}"
+    with pytest.raises(BadRequest, match="nested deeper than 64 levels"):
+        read_request_facts(raw)
+    shallow = b'{"model":"m","messages":' + b"[" * 63 + b"1" + b"]" * 63 + b"}"
+    assert read_request_facts(shallow).model == "m"
