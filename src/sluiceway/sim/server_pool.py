@@ -1,12 +1,21 @@
-"""Start K simulated model servers in this process, one port each (a pool)."""
+"""Start K simulated model servers in this process, one port each (a pool).
+
+aiohttp logs a request it cannot parse (too many headers, a malformed header line) at ERROR with
+a traceback, though the client already got its 400: the fault is the client's, so the servers
+here log it at DEBUG (:class:`_ClientFaultsAtDebug`); any other error keeps its traceback.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.log import server_logger
 
 from sluiceway.clock import Clock, RealClock
 from sluiceway.sim.config import SimConfig
@@ -38,6 +47,19 @@ class SimPool:
             inst.apply_config(changes)
 
 
+class _ClientFaultsAtDebug(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """aiohttp's server logger, with a request the client got a 4xx for logged at DEBUG."""
+
+    def exception(self, msg: Any, *args: Any, exc_info: Any = True, **kwargs: Any) -> None:
+        if isinstance(exc_info, HttpProcessingError) and 400 <= exc_info.code < 500:
+            self.debug(msg, *args, exc_info=exc_info, **kwargs)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kwargs)
+
+
+_SERVER_LOG = _ClientFaultsAtDebug(server_logger, {})
+
+
 @asynccontextmanager
 async def running_simulator(
     config: SimConfig | None = None,
@@ -58,7 +80,9 @@ async def running_simulator(
     try:
         for index in range(instances):
             inst = SimInstance(config, clock, index=index, ledger=ledger, lag=lag)
-            runner = web.AppRunner(inst.app, handler_cancellation=True, access_log=None)
+            runner = web.AppRunner(
+                inst.app, handler_cancellation=True, access_log=None, logger=_SERVER_LOG
+            )
             await runner.setup()
             runners.append(runner)
             site = web.TCPSite(runner, host, port + index if port else 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
@@ -422,3 +423,20 @@ async def test_latency_is_recorded_as_delivered_and_the_loop_lag_is_exported(
     assert samples[(names.VLLM_E2E_SECONDS + "_count", None)] == 1
     assert samples[(names.SIM_EVENT_LOOP_LAG, None)] >= 0.15
     assert samples[(names.SIM_TOKEN_LATENESS + "_sum", None)] >= 0.25
+
+
+async def test_a_request_aiohttp_cannot_parse_is_a_400_without_an_error_log(
+    sim: SimPool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Too many headers is the client's fault: a 400 and a DEBUG line, not an ERROR traceback
+    per request (the fuzz tests found aiohttp logging one)."""
+    caplog.set_level(logging.DEBUG, logger="aiohttp.server")
+    headers = [(f"x-pad-{i}", "p") for i in range(200)]
+    body = {"model": "sim-model", "prompt": "x", "max_tokens": 1}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(sim.urls[0] + "/v1/completions", json=body, headers=headers) as resp:
+            assert resp.status == 400
+        async with http.get(sim.urls[0] + "/healthz") as resp:
+            assert resp.status == 200
+    logged = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert logged and all(r.levelno == logging.DEBUG for r in logged)
