@@ -93,7 +93,8 @@ def _document_kind(doc: Any) -> str | None:
         return "pools"
     if not isinstance(doc, Mapping):
         return None
-    if doc.get("apiVersion") and doc.get("kind") in _DEPLOYMENT_KINDS:
+    kind = doc.get("kind")  # any YAML value: a list is not hashable, so not looked up as one
+    if doc.get("apiVersion") and isinstance(kind, str) and kind in _DEPLOYMENT_KINDS:
         return "kubernetes-manifest"
     return _mapping_kind(doc)
 
@@ -114,6 +115,9 @@ def detect_kind(documents: list[Any]) -> str:
 
 
 def _manifest(documents: list[Any]) -> Loaded[list[Any]]:
+    for index, doc in enumerate(documents):
+        if not isinstance(doc, Mapping):  # reached with --kind kubernetes-manifest
+            raise ConfigError(f"document {index + 1}: a Kubernetes object must be a mapping")
     kinds = ", ".join(sorted({str(doc.get("kind")) for doc in documents}))
     return Loaded(documents, (f"deployment-only Kubernetes objects ({kinds}): nothing to check",))
 
