@@ -71,7 +71,10 @@ def parse_duration(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise ValueError("a duration must be a number of seconds or a string like 1m30s")
     if isinstance(value, int | float):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past a double: a ValueError, so a ConfigError
+            raise ValueError("a duration must be a number of seconds a double can hold") from None
     text = value.strip()
     sign = -1.0 if text.startswith("-") else 1.0
     text = text.lstrip("+-")

@@ -43,3 +43,10 @@ def test_durations(text: str | int, seconds: float) -> None:
 def test_bad_durations(text: str) -> None:
     with pytest.raises(ValueError):
         parse_duration(text)
+
+
+def test_a_duration_past_a_double_is_a_value_error() -> None:
+    """10**400 seconds once raised OverflowError, which check-config printed as a traceback
+    (found by tests/fuzz/test_fuzz_config.py)."""
+    with pytest.raises(ValueError, match="a double can hold"):
+        parse_duration(10**400)
