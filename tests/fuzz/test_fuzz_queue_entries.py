@@ -1,7 +1,8 @@
 """Fuzzing of queue entries (issue 26): hostile entries (structure, types, sizes, encodings,
 nesting, header names and values, result routes) queued beside a valid one, per broker
-(memory and SQLite). The processor serves the valid entry, writes exactly one result or one
-dead letter per hostile entry, and logs no traceback.
+(memory, SQLite and Redis, each with the hostile inputs its storage can hold). The processor
+serves the valid entry, writes exactly one result or one dead letter per hostile entry, and
+logs no traceback. PostgreSQL stores text like SQLite and is left to the conformance suite.
 
 Examples per broker: :data:`EXAMPLES` (``fast`` in ``make test``, ``fuzz`` nightly with
 ``--hypothesis-profile=fuzz``)."""
@@ -24,8 +25,10 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from integration.processor.processor_harness import guide_entry, guide_settings, rig
+from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.memory import MemoryBroker
+from sluiceway.broker.redis import RedisBroker
 from sluiceway.broker.sqlite import open_sqlite_broker
 from sluiceway.processor.poison import reserved_keys
 from sluiceway.processor.service import Processor
@@ -123,6 +126,9 @@ async def _run_example(members: list[str], make_broker: Callable[[], Any]) -> No
 
 
 async def _invalid(broker: Broker) -> list[str]:
+    if isinstance(broker, RedisBroker):  # the dead-letter list, read as an operator would
+        key = broker.keyspace.queue(QUEUE).invalid
+        return [str(m) for m in await broker.client.lrange(key, 0, -1)]
     found = broker.invalid_entries(QUEUE)  # type: ignore[attr-defined]
     return list(await found if asyncio.iscoroutine(found) else found)
 
@@ -169,17 +175,33 @@ async def _memory() -> MemoryBroker:
     return MemoryBroker()
 
 
-@pytest.mark.parametrize("name", ["memory", "sqlite"])
+def _maker(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[], Any]:
+    """A fresh, empty broker of kind ``name`` per example."""
+    if name == "memory":
+        return _memory
+    if name == "sqlite":
+        return lambda: open_sqlite_broker(
+            BrokerOptions(url=str(Path(tempfile.mkdtemp(dir=tmp_path)) / "q.db"))
+        )
+    server = request.getfixturevalue("redis_server")
+    url = f"redis://{server.host}:{server.port}"
+
+    async def redis() -> Broker:
+        broker = await open_broker("redis-sortedset", BrokerOptions(url=url))
+        await broker.client.flushall()  # type: ignore[attr-defined]
+        return broker
+
+    return redis
+
+
+@pytest.mark.parametrize(
+    "name", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)]
+)
 def test_hostile_entries_beside_a_valid_one(
-    name: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
+    name: str, caplog: pytest.LogCaptureFixture, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     text_only = name == "sqlite"  # SQLite stores text: no surrogate-escaped bytes
-
-    def make() -> Any:
-        if name == "memory":
-            return _memory()
-        path = Path(tempfile.mkdtemp(dir=tmp_path)) / "q.db"
-        return open_sqlite_broker(BrokerOptions(url=str(path)))
+    make = _maker(name, tmp_path, request)
 
     @_settings()
     @given(_members(text_only))
