@@ -1,8 +1,9 @@
 """Fuzzing of queue entries (issue 26): hostile entries (structure, types, sizes, encodings,
 nesting, header names and values, result routes) queued beside a valid one, per broker
-(memory, SQLite and Redis, each with the hostile inputs its storage can hold). The processor
-serves the valid entry, writes exactly one result or one dead letter per hostile entry, and
-logs no traceback. PostgreSQL stores text like SQLite and is left to the conformance suite.
+(memory, SQLite, Redis and PostgreSQL, each with the hostile inputs its storage can hold:
+SQLite and PostgreSQL store text, so no undecodable bytes there). The processor serves the
+valid entry, writes exactly one result or one dead letter per hostile entry, and logs no
+traceback.
 
 Examples per broker: :data:`EXAMPLES` (``fast`` in ``make test``, ``fuzz`` nightly with
 ``--hypothesis-profile=fuzz``)."""
@@ -10,6 +11,7 @@ Examples per broker: :data:`EXAMPLES` (``fast`` in ``make test``, ``fuzz`` night
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import tempfile
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from fuzz_profiles import FUZZ, active_profile
 from hypothesis import given, settings
@@ -28,6 +31,7 @@ from integration.processor.processor_harness import guide_entry, guide_settings,
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.memory import MemoryBroker
+from sluiceway.broker.postgres import open_postgres_broker
 from sluiceway.broker.redis import RedisBroker
 from sluiceway.broker.sqlite import open_sqlite_broker
 from sluiceway.processor.poison import reserved_keys
@@ -175,6 +179,22 @@ async def _memory() -> MemoryBroker:
     return MemoryBroker()
 
 
+def _postgres_maker(server: Any) -> Callable[[], Any]:
+    """A new database on the private server per example (the server goes with the session)."""
+    databases = itertools.count()
+
+    async def postgres() -> Broker:
+        name = f"fuzz{next(databases)}"
+        admin = await asyncpg.connect(server.dsn())
+        try:
+            await admin.execute(f"CREATE DATABASE {name}")
+        finally:
+            await admin.close()
+        return await open_postgres_broker(BrokerOptions(url=server.dsn(name)))
+
+    return postgres
+
+
 def _maker(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[], Any]:
     """A fresh, empty broker of kind ``name`` per example."""
     if name == "memory":
@@ -183,6 +203,8 @@ def _maker(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> Callabl
         return lambda: open_sqlite_broker(
             BrokerOptions(url=str(Path(tempfile.mkdtemp(dir=tmp_path)) / "q.db"))
         )
+    if name == "postgres":
+        return _postgres_maker(request.getfixturevalue("postgres_server"))
     server = request.getfixturevalue("redis_server")
     url = f"redis://{server.host}:{server.port}"
 
@@ -195,12 +217,12 @@ def _maker(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> Callabl
 
 
 @pytest.mark.parametrize(
-    "name", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis)]
+    "name", ["memory", "sqlite", pytest.param("redis", marks=pytest.mark.redis), "postgres"]
 )
 def test_hostile_entries_beside_a_valid_one(
     name: str, caplog: pytest.LogCaptureFixture, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    text_only = name == "sqlite"  # SQLite stores text: no surrogate-escaped bytes
+    text_only = name in ("sqlite", "postgres")  # they store text: no surrogate-escaped bytes
     make = _maker(name, tmp_path, request)
 
     @_settings()
