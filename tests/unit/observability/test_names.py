@@ -16,7 +16,7 @@ PROCESSOR = {
     "pool_worker_limit", "dispatch_budget", "gate_decisions_total", "gate_wait_requeues_total",
     "gate_metric_value", "gate_metric_threshold", "gate_metric_source_available",
     "deadline_proximity_millis", "invalid_entries_total", "infeasible_requests_total",
-    "service_time_estimate_seconds",
+    "service_time_estimate_seconds", "entry_faults_total",
 }  # fmt: skip
 ROUTER_TWINNED = {
     "flow_control_request_queue_duration_seconds", "flow_control_dispatch_cycle_duration_seconds",
