@@ -233,14 +233,15 @@ class EventWaker(PollWaker):
                 if lost_at is not None:
                     async with self._lock:
                         await self._subscribe_missing()
-                    _log.warning("keyspace listener back after %.1f s", _now() - lost_at)
+                    _log.info("keyspace listener back after %.1f s", _now() - lost_at)
                     lost_at = None
                 await self._read()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 if lost_at is None:
-                    _log.warning("keyspace listener lost: %s; resubscribing with backoff", exc)
+                    # INFO: the outage itself is reported once by whoever uses the broker
+                    _log.info("keyspace listener lost: %s; resubscribing with backoff", exc)
                     lost_at, delay = _now(), RESUBSCRIBE_BACKOFF[0]
                 else:
                     delay = min(delay * 2, RESUBSCRIBE_BACKOFF[1])
@@ -289,6 +290,10 @@ class EventWaker(PollWaker):
             await asyncio.wait({reader}, timeout=1.0)
         with contextlib.suppress(Exception):
             await self._pubsub.aclose()
+        # redis-py closes the socket without waiting; let the transport finish closing while
+        # the loop still runs (a resubscribed connection otherwise dies in the collector).
+        for _ in range(3):
+            await asyncio.sleep(0)
         if reader is not None and not reader.done():
             await asyncio.wait({reader}, timeout=1.0)
             reader.cancel()

@@ -185,7 +185,7 @@ class QueueIngest:
             await self._bad_entry(entry, exc)
             return SETTLED
         now = self._rt.clock.now()
-        late = await self._too_late(entry, envelope, float(envelope.data.deadline) - now)
+        late = await self._too_late(entry, envelope, float(envelope.data.deadline), now)
         if late is not None:
             return late
         if self.gate is None:  # no queue gate: admitted without a wait
@@ -242,15 +242,15 @@ class QueueIngest:
             self._rt.metrics.outcome(self.labels, "failed")
 
     async def _too_late(
-        self, entry: Entry, envelope: Envelope, remaining: float
+        self, entry: Entry, envelope: Envelope, deadline: float, now: float
     ) -> EntryDecision | None:
         """Deadline passed: its last HTTP answer, else DEADLINE_EXCEEDED; less time left than
         the queue's requests take: DEADLINE_EXCEEDED, infeasible, at once. None: time enough."""
-        token = envelope.request_token
+        token, remaining = envelope.request_token, deadline - now
         if remaining <= 0:
             last = self._rt.memory.last_answer(envelope.id, token)
             record = deadline_result(envelope.id, token, last)
-        elif (needed := self._rt.service.shortfall(self._queue.id, remaining)) is not None:
+        elif (needed := self._rt.service.shortfall(self._queue.id, remaining, now)) is not None:
             record = infeasible_result(envelope.id, token, remaining, needed)
             self._rt.metrics.infeasible(self.labels)
         else:

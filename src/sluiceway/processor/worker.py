@@ -143,18 +143,18 @@ class Worker:
         return not await self._unfinishable(item)
 
     def _learn_service_time(self, item: WorkItem, elapsed: float) -> None:
-        service = self._rt.service
-        service.observe(item.queue.id, elapsed)
-        self._rt.metrics.service_time_estimated(item.labels, service.estimate(item.queue.id))
+        service, now = self._rt.service, self._rt.clock.now()
+        service.observe(item.queue.id, elapsed, now)
+        self._rt.metrics.service_time_estimated(item.labels, service.estimate(item.queue.id, now))
 
     async def _unfinishable(self, item: WorkItem) -> bool:
         """True (and answered at once) when less time is left than the queue's requests take:
         started, it would hold a slot for an answer nobody receives."""
-        remaining = item.deadline - self._rt.clock.now()
-        needed = self._rt.service.shortfall(item.queue.id, remaining)
+        now = self._rt.clock.now()
+        needed = self._rt.service.shortfall(item.queue.id, item.deadline - now, now)
         if needed is None:
             return False
-        record = infeasible_result(item.request_id, item.token, remaining, needed)
+        record = infeasible_result(item.request_id, item.token, item.deadline - now, needed)
         self._rt.metrics.infeasible(item.labels)
         await self._recorder.result(item, record, "exceeded_deadline")
         return True

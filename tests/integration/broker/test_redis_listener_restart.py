@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shutil
 import subprocess
 import time
@@ -101,6 +102,7 @@ async def _until_fast(measure: Callable[[], Awaitable[float]], within: float) ->
 async def test_wake_ups_return_within_seconds_of_a_redis_restart(
     restartable: RestartableRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="sluiceway.broker.wakeup")  # lost/back are INFO
     broker = await open_redis_broker(BrokerOptions(url=restartable.url))
     assert isinstance(broker, RedisBroker)
     # Another client writes (a producer, a processor): the wake-ups are the listener's own.

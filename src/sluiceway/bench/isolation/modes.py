@@ -83,6 +83,8 @@ class ModeSpec:
     env: dict[str, str] = field(default_factory=dict)  # tolerance settings the lane implies
     # the processor pool's gate (gate_type, gate_params); "" for none
     pool_gate: tuple[str, dict[str, Any]] = ("", {})
+    # processor settings other than the defaults (ProcessorSpec fields)
+    processor: dict[str, Any] = field(default_factory=dict)
 
 
 def _with_policy(doc: dict[str, Any], plugin: dict[str, Any], *, eviction: bool) -> dict[str, Any]:
@@ -113,8 +115,10 @@ def mode_spec(name: str, capacity: int) -> ModeSpec:
     """The spec of mode ``name``; an unknown name raises :class:`ValueError`."""
     guide = _guide(capacity)
     evictable = {"AMT_LEVEL_100_TTFT_ABS": "0.6"}  # an eviction round trip at 100 %
-    if name == "none":
-        return ModeSpec(name, {"apiVersion": "llm-d.ai/v1", "kind": "EndpointPickerConfig"})
+    if name == "none":  # the control: no protection in the router, and none in the processor
+        unprotected = {"feasibility": False, "overload_sojourn_target": 0.0}
+        doc = {"apiVersion": "llm-d.ai/v1", "kind": "EndpointPickerConfig"}
+        return ModeSpec(name, doc, processor=unprotected)
     if name == "holdback":
         holdback = {
             "type": "priority-holdback-policy",

@@ -135,7 +135,7 @@ async def running_stack(
             queues = [replace(q, **_resume(mode)) for q in team_queues(url)]
             gate_type, gate_params = mode.pool_gate
             pool = PoolSpec(GUIDE_POOL, PROCESSOR_WORKERS, gate_type, dict(gate_params))
-            spec = guide_spec(queues, pools=(pool,), poll_interval=0.5)
+            spec = guide_spec(queues, pools=(pool,), poll_interval=0.5, **mode.processor)
             processor = Processor(
                 spec, broker, clock=clock, registry=CollectorRegistry(), quota_store=lambda _: store
             )
