@@ -36,6 +36,9 @@ class ServiceTimes:
     def __init__(self, settings: ServiceTimeSettings | None = None) -> None:
         self.settings = settings or ServiceTimeSettings()
         self._samples: dict[str, deque[tuple[float, float]]] = {}
+        # the quantile of each queue, recomputed only when its samples change (it is read on
+        # every admission and pickup, changed once per answer)
+        self._cached: dict[str, float] = {}
 
     def observe(self, queue: str, seconds: float, now: float) -> None:
         """A request of ``queue`` was answered ``seconds`` after its dispatch, at ``now``."""
@@ -45,6 +48,7 @@ class ServiceTimes:
         if kept is None:
             kept = self._samples[queue] = deque(maxlen=self.settings.window)
         kept.append((now, seconds))
+        self._cached.pop(queue, None)
 
     def estimate(self, queue: str, now: float) -> float:
         """Seconds a request of ``queue`` is expected to take from dispatch to answer."""
@@ -52,10 +56,16 @@ class ServiceTimes:
         kept = self._samples.get(queue)
         while kept and now - kept[0][0] > s.max_age:
             kept.popleft()
+            self._cached.pop(queue, None)
         if not kept or len(kept) < s.min_samples:
             return s.prior
-        ordered = sorted(seconds for _, seconds in kept)
-        return ordered[min(len(ordered) - 1, int(s.quantile * len(ordered)))]
+        cached = self._cached.get(queue)
+        if cached is None:
+            ordered = sorted(seconds for _, seconds in kept)
+            cached = self._cached[queue] = ordered[
+                min(len(ordered) - 1, int(s.quantile * len(ordered)))
+            ]
+        return cached
 
     def shortfall(self, queue: str, remaining: float, now: float) -> float | None:
         """The estimate when ``remaining`` seconds to the deadline are less than it (the
