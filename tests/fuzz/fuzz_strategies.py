@@ -24,7 +24,11 @@ from hypothesis import event
 from hypothesis import strategies as st
 from yarl import URL
 
+from sluiceway.sim import SimConfig
+
 MODEL: Final = "sim-model"
+# The simulator every HTTP surface is fuzzed against: instant, small context.
+FAST_SIM: Final = SimConfig(time_to_first_token=0.0, inter_token_latency=0.0, max_model_len=256)
 COMPLETION: Final[dict[str, Any]] = {"model": MODEL, "prompt": "hi there", "max_tokens": 2}
 CHAT: Final[dict[str, Any]] = {
     "model": MODEL,

@@ -33,6 +33,9 @@ from fuzz_strategies import (
     paths,
     send,
 )
+from fuzz_strategies import (
+    FAST_SIM as SIM,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,12 +48,11 @@ from sluiceway.coordinator.forwarding import HttpForwarder
 from sluiceway.coordinator.server import build_coordinator, mount_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.serving import start_server
-from sluiceway.sim import SimConfig, running_simulator
+from sluiceway.sim import running_simulator
 from sluiceway.wire import headers as wire
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-SIM = SimConfig(time_to_first_token=0.0, inter_token_latency=0.0, max_model_len=256)
 MODES = ("passthrough", "wait", "enqueue", "junk")
 JUNK_MODES = st.sampled_from(("", " ", "WAITING", "pass-through", "enqueue\t1", "ünï")) | (
     st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=12)

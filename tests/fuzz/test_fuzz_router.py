@@ -26,15 +26,16 @@ from fuzz_strategies import (
     paths,
     send,
 )
+from fuzz_strategies import (
+    FAST_SIM as SIM,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from integration.router.router_harness import GUIDE_OBJECTIVES, Rig, fc_config, running_router
-from sluiceway.sim import SimConfig
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-SIM = SimConfig(time_to_first_token=0.0, inter_token_latency=0.0, max_model_len=256)
 GENERATE = st.sampled_from(("/v1/completions", "/v1/chat/completions"))
 
 

@@ -23,14 +23,16 @@ from fuzz_strategies import (
     header_lists,
     send,
 )
+from fuzz_strategies import (
+    FAST_SIM as SIM,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sluiceway.sim import SimConfig, SimPool, running_simulator
+from sluiceway.sim import SimPool, running_simulator
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-SIM = SimConfig(time_to_first_token=0.0, inter_token_latency=0.0, max_model_len=256)
 SEEDS = {"/v1/completions": COMPLETION, "/v1/chat/completions": CHAT}
 
 
