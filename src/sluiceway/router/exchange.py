@@ -25,12 +25,14 @@ __all__ = ["Exchange"]
 @dataclass(slots=True)
 class Exchange:
     """``started``: the response head was sent; ``complete``: the last byte is being sent
-    (a late disconnect notice is then ignored); ``member``: the endpoint it was given."""
+    (a late disconnect notice is then ignored); ``member``: the endpoint it was given, among
+    those serving ``model``."""
 
     request_id: str
     member: PoolMember | None = None
     tokens: int = 0
     prefix: bytes = b""
+    model: str = ""
     started: bool = False
     complete: bool = False
     evicted: bool = False

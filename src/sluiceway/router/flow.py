@@ -154,7 +154,7 @@ class RouterFlow:
         verdict = legacy_admit(priority, saturation)
         if not verdict.admitted:
             return error_answer(verdict.status or 429, verdict.message)
-        member = self.pool.pick(ex.prefix)
+        member = self.pool.pick(ex.prefix, ex.model)
         if member is None:
             return _no_endpoints()
         self.pool.acquire(member, ex.tokens)
@@ -227,7 +227,7 @@ class RouterFlow:
         ex = self._live.get(done.request_id)
         if ex is None:
             return
-        member = self.pool.pick(ex.prefix)
+        member = self.pool.pick(ex.prefix, ex.model)
         if member is not None:
             self.pool.acquire(member, ex.tokens)
             ex.member = member

@@ -156,6 +156,13 @@ class Gateway:
         self.admission.start()
         self.started = True
 
+    async def set_endpoints(self, urls: list[str]) -> None:
+        """The pool is now ``urls`` (discovery): new endpoints are checked at once, so one
+        that passes takes traffic now rather than at the next check round."""
+        added = self.pool.update(urls)
+        if added and self._session is not None:
+            await self.pool.check_all(self._session, self.settings.health_timeout, added)
+
     async def drain(self) -> None:
         """Stop taking requests; queued ones get 503 ``rejected-shutting-down``; running ones
         get ``drain_timeout`` to finish, then are cut."""
@@ -214,6 +221,7 @@ class Gateway:
             str(next(self._ids)),
             prefix=facts.prefix,
             tokens=facts.prompt_tokens + facts.max_tokens,
+            model=facts.model,
         )
         self._enter(ex)
         watcher = asyncio.get_running_loop().create_task(_interrupt_when(vanished, ex))

@@ -1,8 +1,15 @@
-"""The endpoint pool: model servers, their health, and the router's in-flight counts.
+"""The endpoint pool: model servers, their health, their models, and the router's in-flight
+counts.
 
 A health check (``GET <url>/health``) runs every ``interval`` scaled seconds; an endpoint that
 fails it (or refuses a proxied connection) leaves the pool until a check succeeds again. Every
 change of the healthy set calls ``on_change`` (the router runs a dispatch cycle).
+
+Membership changes at run time (:meth:`EndpointPool.update`, fed by discovery): a new endpoint
+takes traffic once its first health check passes; a removed one drains (no new requests, the
+running ones finish) and leaves when its last request does. Each endpoint's models, once
+learned (:meth:`EndpointPool.set_models`), limit what is picked for a request's model; an
+endpoint whose models are not known yet may be picked for any model.
 """
 
 from __future__ import annotations
@@ -25,14 +32,21 @@ __all__ = ["EndpointPool", "PoolMember"]
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class PoolMember:
-    """One model server. ``inflight`` / ``inflight_tokens``: the router's requests to it."""
+    """One model server. ``inflight`` / ``inflight_tokens``: the router's requests to it;
+    ``models``: what it serves (None: not learned yet); ``draining``: removed from the pool,
+    finishing its running requests."""
 
     url: str
     healthy: bool = False
     inflight: int = 0
     inflight_tokens: int = 0
+    models: frozenset[str] | None = None
+    draining: bool = False
+
+    def serves(self, model: str) -> bool:
+        return self.models is None or not model or model in self.models
 
 
 class EndpointPool:
@@ -57,7 +71,44 @@ class EndpointPool:
 
     @property
     def healthy(self) -> list[PoolMember]:
+        """Members that take new requests: healthy and not draining."""
         return self._healthy
+
+    def update(self, urls: Sequence[str]) -> list[str]:
+        """Make the pool ``urls``: returns the new ones (to be health-checked; they take no
+        traffic before a check passes). A removed member drains: it takes no new request and
+        leaves when its last running one ends. A draining URL that comes back is kept."""
+        wanted = dict.fromkeys(u.rstrip("/") for u in urls)
+        added = [u for u in wanted if u not in self.members]
+        for url in added:
+            self.members[url] = PoolMember(url)
+        removed = 0
+        for url, member in list(self.members.items()):
+            leaving = url not in wanted
+            removed += leaving and not member.draining
+            member.draining = leaving
+            if leaving and member.inflight == 0:
+                del self.members[url]
+        if added or removed:
+            log.info("pool: %d endpoints, %d new, %d removed", len(wanted), len(added), removed)
+        self._refresh()
+        return added
+
+    def set_models(self, url: str, models: frozenset[str] | None) -> None:
+        """What ``url`` serves (None: unknown, so any model may go there)."""
+        member = self.members.get(url)
+        if member is not None:
+            member.models = models
+
+    def candidates(self, model: str) -> list[PoolMember]:
+        """Healthy members that may serve ``model``: those listing it, else those whose models
+        are unknown (empty: no endpoint serves it)."""
+        listed = [m for m in self._healthy if m.models is not None and m.serves(model)]
+        return listed or [m for m in self._healthy if m.models is None]
+
+    def models(self) -> list[str]:
+        """Every model a healthy member lists, sorted."""
+        return sorted({name for m in self._healthy for name in m.models or ()})
 
     def set_load_source(self, load: LoadSource) -> None:
         """Use another load source (e.g. scraped metrics) from now on."""
@@ -80,9 +131,9 @@ class EndpointPool:
             )
         return out
 
-    def pick(self, prefix: bytes = b"") -> PoolMember | None:
-        """The endpoint for one request, or None when no endpoint is healthy."""
-        members = self._healthy
+    def pick(self, prefix: bytes = b"", model: str = "") -> PoolMember | None:
+        """The endpoint for one request, or None when no healthy endpoint serves ``model``."""
+        members = self.candidates(model)
         if not members:
             return None
         self._turn += 1
@@ -98,6 +149,9 @@ class EndpointPool:
     def release(self, member: PoolMember, tokens: int) -> None:
         member.inflight -= 1
         member.inflight_tokens -= tokens
+        if member.draining and member.inflight == 0 and self.members.get(member.url) is member:
+            del self.members[member.url]
+            log.info("endpoint %s drained and left the pool", member.url)
 
     def mark(self, url: str, healthy: bool) -> None:
         """Record a health observation; calls ``on_change`` when the healthy set changes."""
@@ -105,14 +159,21 @@ class EndpointPool:
         if member is None or member.healthy == healthy:
             return
         member.healthy = healthy
-        self._healthy = [m for m in self.members.values() if m.healthy]
         log.info("endpoint %s is %s", url, "healthy" if healthy else "unhealthy")
-        if self.on_change is not None:
+        self._refresh()
+
+    def _refresh(self) -> None:
+        """Recompute the members taking traffic; ``on_change`` when that set changed."""
+        before = self._healthy
+        self._healthy = [m for m in self.members.values() if m.healthy and not m.draining]
+        if self._healthy != before and self.on_change is not None:
             self.on_change()
 
-    async def check_all(self, session: aiohttp.ClientSession, limit: float) -> None:
-        """One health check of every endpoint, concurrently."""
-        urls = list(self.members)
+    async def check_all(
+        self, session: aiohttp.ClientSession, limit: float, urls: Sequence[str] | None = None
+    ) -> None:
+        """One health check of every endpoint (or of ``urls``), concurrently."""
+        urls = list(self.members) if urls is None else list(urls)
         results = await asyncio.gather(*(self._check(session, u, limit) for u in urls))
         for url, ok in zip(urls, results, strict=True):
             self.mark(url, ok)

@@ -60,3 +60,42 @@ def test_queue_weight_and_prefix_affinity() -> None:
     assert first is not None
     assert all(sticky.pick(b"same prompt") is first for _ in range(5))
     assert a.inflight == 0
+
+
+def test_update_adds_unchecked_members_and_drains_removed_ones() -> None:
+    pool, changes = _pool()
+    a = pool.members["http://a"]
+    pool.acquire(a, 5)
+    added = pool.update(["http://b/", "http://c"])
+    assert added == ["http://c"]
+    assert [m.url for m in pool.healthy] == ["http://b"]  # c unchecked, a draining
+    assert a.draining and "http://a" in pool.members  # its request still runs
+    assert changes[-1] == 1
+    pool.release(a, 5)
+    assert "http://a" not in pool.members
+    pool.mark("http://c", True)
+    assert {m.url for m in pool.healthy} == {"http://b", "http://c"}
+    pool.update(["http://c"])  # b has nothing running: gone at once
+    assert list(pool.members) == ["http://c"]
+
+
+def test_a_draining_member_that_comes_back_is_kept() -> None:
+    pool, _ = _pool()
+    a = pool.members["http://a"]
+    pool.acquire(a, 1)
+    pool.update(["http://b"])
+    assert pool.update(["http://a", "http://b"]) == []
+    assert pool.members["http://a"] is a and not a.draining
+    assert {m.url for m in pool.healthy} == {"http://a", "http://b"}
+
+
+def test_models_limit_the_pick() -> None:
+    pool, _ = _pool()
+    pool.set_models("http://a", frozenset({"base", "lora-1"}))
+    assert pool.pick(model="lora-1") is pool.members["http://a"]
+    assert pool.candidates("other") == [pool.members["http://b"]]  # b's models unknown
+    pool.set_models("http://b", frozenset({"base"}))
+    assert pool.pick(model="other") is None
+    assert {m.url for m in pool.candidates("base")} == {"http://a", "http://b"}
+    assert pool.models() == ["base", "lora-1"]
+    assert len(pool.candidates("")) == 2  # no model named: any endpoint
