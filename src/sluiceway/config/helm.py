@@ -114,6 +114,7 @@ class ApValues(CamelModel):
     prometheus_cache_ttl: Duration = Field(default=5.0, alias="prometheusCacheTTL")
     feasibility: bool = True
     service_time_prior: Duration = Field(default=0.0, ge=0)
+    service_time_quantile: float = Field(default=0.5, gt=0, le=1)
     overload_sojourn_target: Duration = Field(default=5.0, ge=0)
     overload_interval: Duration = Field(default=10.0, ge=0)
     worker_pools: list[Any] = Field(default_factory=list)

@@ -52,8 +52,8 @@ class Flag:
     shown: str  # the default as the help text shows it
     duration: bool = False  # the flag takes a duration ("5m", "300ms") and yields seconds
     values: bool = False  # the values file may set it too, as ``ap.<name>``
-    minimum: int | None = None
-    maximum: int | None = None
+    minimum: float | None = None
+    maximum: float | None = None
 
     def option(self, name: str) -> str:
         return "--" + name.replace("_", "-")
@@ -105,6 +105,14 @@ class ProcessorSettings:
         "0: learn first",
         duration=True,
         values=True,
+    )
+    service_time_quantile: float = setting(
+        0.5,
+        "Which quantile of recent service times a request must have time left for, e.g. 0.9.",
+        "0.5: the median",
+        values=True,
+        minimum=0.01,
+        maximum=1.0,
     )
     overload_sojourn_target: float = setting(
         5.0,

@@ -92,6 +92,7 @@ def runtime_settings(
         gate_wait_timeout=config.gate_wait_timeout,
         feasibility=config.feasibility,
         service_time_prior=config.service_time_prior,
+        service_time_quantile=config.service_time_quantile,
         overload_sojourn_target=config.overload_sojourn_target,
         overload_interval=config.overload_interval,
         backlog_interval=backlog_interval,

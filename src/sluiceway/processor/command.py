@@ -185,7 +185,8 @@ def _setting_option(setting: Field[Any]) -> Any:
         return Annotated[str | None, _opt(flag.option(setting.name), help=text)]
     bounds = {"min": flag.minimum, "max": flag.maximum}
     limits = {k: v for k, v in bounds.items() if v is not None}
-    return Annotated[int | None, _opt(flag.option(setting.name), help=text, **limits)]
+    kind = float if isinstance(setting.default, float) else int
+    return Annotated[kind | None, _opt(flag.option(setting.name), help=text, **limits)]
 
 
 def _with_setting_flags(command: Callable[..., None]) -> Callable[..., None]:

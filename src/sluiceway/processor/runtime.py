@@ -107,7 +107,11 @@ class Runtime:
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.service = ServiceTimes(ServiceTimeSettings(s.feasibility, s.service_time_prior))
+        self.service = ServiceTimes(
+            ServiceTimeSettings(
+                s.feasibility, s.service_time_prior, quantile=s.service_time_quantile
+            )
+        )
 
     def lease_until(self, deadline: float, *, now: float | None = None) -> float:
         """A claim lease: ``claim_lease`` from ``now`` (default: the clock's), at most

@@ -91,6 +91,7 @@ class ProcessorSpec:
     gate_wait_timeout: float = default_of("gate_wait_timeout")
     feasibility: bool = default_of("feasibility")
     service_time_prior: float = default_of("service_time_prior")
+    service_time_quantile: float = default_of("service_time_quantile")
     overload_sojourn_target: float = default_of("overload_sojourn_target")
     overload_interval: float = default_of("overload_interval")
     backlog_interval: float = DEFAULT_BACKLOG_INTERVAL

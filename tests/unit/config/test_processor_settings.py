@@ -144,3 +144,21 @@ def test_the_overload_order_settings_reach_the_runtime_from_values_and_flags(
     with pytest.raises(ConfigError) as info:
         load_processor_settings(config_file=negative, env={})
     assert info.value.field == "ap.overloadSojournTarget"
+
+
+def test_the_service_time_quantile_from_values_and_its_bounds(tmp_path: Path) -> None:
+    from sluiceway.processor.build import runtime_settings
+
+    values = tmp_path / "values.yaml"
+    values.write_text("ap:\n  serviceTimeQuantile: 0.9\n")
+    loaded = load_processor_settings(
+        config_file=values, transport="memory", transport_config=json.dumps({"queues": [QUEUE]}),
+        env={},
+    )  # fmt: skip
+    assert runtime_settings(loaded.value).service_time_quantile == 0.9
+    for bad in ("0", "1.5"):
+        wrong = tmp_path / "wrong.yaml"
+        wrong.write_text(f"ap:\n  serviceTimeQuantile: {bad}\n")
+        with pytest.raises(ConfigError) as info:
+            load_processor_settings(config_file=wrong, env={})
+        assert info.value.field == "ap.serviceTimeQuantile"

@@ -46,3 +46,11 @@ def test_negative_times_are_ignored() -> None:
     times = ServiceTimes(ServiceTimeSettings(min_samples=1))
     times.observe("q", -1.0, 0.0)
     assert times.queues() == [] and times.estimate("q", 0.0) == 0.0
+
+
+def test_a_higher_quantile_refuses_what_the_slow_tail_would_miss() -> None:
+    times = ServiceTimes(ServiceTimeSettings(min_samples=1, quantile=0.9))
+    for seconds in range(1, 11):  # 1 s .. 10 s
+        times.observe("q", float(seconds), 0.0)
+    assert times.estimate("q", 0.0) == 10.0  # the 9th of 10 ranks, counted from 0
+    assert times.shortfall("q", 8.0, 0.0) == 10.0  # the median (6 s) would have started it
