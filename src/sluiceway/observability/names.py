@@ -82,6 +82,8 @@ SATURATION_STAGES: Final = ("prefill", "decode", "effective")
 # answered 502; ``mid_stream``: the stream ended with an error event instead of ``[DONE]``).
 ROUTER_UPSTREAM_FAILURES_TOTAL: Final = "sluiceway_router_upstream_failures_total"
 ROUTER_UPSTREAM_FAILURE_PHASES: Final = ("before_response", "mid_stream")
+# Requests moved to another endpoint after theirs failed before the response started.
+ROUTER_UPSTREAM_RETRIES_TOTAL: Final = "sluiceway_router_upstream_retries_total"
 
 # -- Simulator: vLLM names, Prometheus text format (readers also accept vllm_) ---------------
 VLLM_NUM_REQUESTS_RUNNING: Final = "vllm:num_requests_running"

@@ -1,5 +1,6 @@
 """The router's Prometheus metrics: ``llm_d_epp_`` names, six with deprecated twins, and
-sluiceway's own ``sluiceway_router_upstream_failures_total``.
+sluiceway's own ``sluiceway_router_upstream_failures_total`` and
+``sluiceway_router_upstream_retries_total``.
 
 Names come from :mod:`sluiceway.observability.names`. The six twinned series are written under
 both prefixes. Occupancy gauges (pool saturation, capacity utilization, stale endpoints, reclaim
@@ -24,6 +25,7 @@ from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.observability.names import (
     ROUTER_UPSTREAM_FAILURE_PHASES,
     ROUTER_UPSTREAM_FAILURES_TOTAL,
+    ROUTER_UPSTREAM_RETRIES_TOTAL,
     router_metric,
 )
 
@@ -159,6 +161,12 @@ class RouterMetrics:
         )
         for phase in ROUTER_UPSTREAM_FAILURE_PHASES:  # both series exist from the start
             self._upstream_failures.labels(phase, pool)
+        self._upstream_retries = Counter(
+            ROUTER_UPSTREAM_RETRIES_TOTAL,
+            "Requests retried on another endpoint after theirs failed before the response.",
+            ("inference_pool",),
+            registry=r,
+        ).labels(pool)
         self._fairness: set[str] = set()
 
     def fairness_label(self, fairness_id: str) -> str:
@@ -196,6 +204,10 @@ class RouterMetrics:
         """A model-server call failed, before the response started or mid-stream."""
         phase = ROUTER_UPSTREAM_FAILURE_PHASES[1 if mid_stream else 0]
         self._upstream_failures.labels(phase, self.pool).inc()
+
+    def upstream_retried(self) -> None:
+        """A request moved to another endpoint (failover)."""
+        self._upstream_retries.inc()
 
     def revocation_issued(self, demand_priority: int) -> None:
         self._issued.labels(str(demand_priority), self.pool).inc()
