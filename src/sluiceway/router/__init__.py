@@ -18,6 +18,8 @@ Files:
 - ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
   ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
   directory, reloaded on change) or ``kube`` (the Kubernetes API, list then watch);
+  ``path_watch``: a file or directory reloaded when it changes; ``kube_watch``: the
+  list-then-watch loop over Kubernetes objects, shared by the objective and Pod watches;
 - ``pool``: the endpoint pool (model servers, health, in-flight counts); ``load``: per-endpoint
   load as the detector and picker see it; ``picker``: the model server for one request (pure);
 - ``proxy``: the upstream call, its answer relayed as it comes; ``sse``: server-sent events

@@ -1,10 +1,8 @@
 """InferenceObjectives from the Kubernetes API: list, then watch from the list's version.
 
-The loop is the standard one: list every InferenceObjective (one namespace or all) and install
-them; watch from the list's ``resourceVersion``, applying ADDED, MODIFIED and DELETED events
-(BOOKMARK events only move the version on); when the watch ends, watch again from the last
-version seen; when the server answers 410 Gone (the version was compacted away), list again.
-Errors back off and relist. Objectives naming other pools are filtered as for files.
+The loop is :class:`~sluiceway.router.kube_watch.ListWatch` (watch again from the last version
+when a watch ends, list again on 410 Gone, back off on errors). Objectives naming other pools
+are filtered as for files.
 
 Needs the optional extra ``kubernetes-asyncio`` (``pip install 'sluiceway[k8s]'``); it is
 imported only when a watch starts.
@@ -15,40 +13,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import aiohttp
-
-from sluiceway.clock import Clock, RealClock
+from sluiceway.clock import Clock
 from sluiceway.config.objectives import InferenceObjective, load_objectives
-from sluiceway.errors import ConfigError, SluicewayError
+from sluiceway.errors import SluicewayError
+from sluiceway.router.kube_watch import ListCall, ListWatch, kube_api_from_environment
 from sluiceway.router.objectives import ObjectiveTable, select_for_pool
 
 __all__ = ["ObjectiveWatch", "kube_api_from_environment"]
 
 log = logging.getLogger(__name__)
 
-_GONE = 410
 _FIELDS = ("apiVersion", "kind", "metadata", "spec")
-
-
-def _require_client() -> Any:
-    try:
-        import kubernetes_asyncio
-    except ImportError:  # pragma: no cover - depends on the install
-        raise ConfigError(
-            "watching Kubernetes needs the k8s extra: pip install 'sluiceway[k8s]'",
-            field="--kube-objectives",
-        ) from None
-    return kubernetes_asyncio
-
-
-async def kube_api_from_environment() -> Any:
-    """An API client from the in-cluster service account, else from ~/.kube/config."""
-    k8s = _require_client()
-    try:
-        k8s.config.load_incluster_config()
-    except k8s.config.ConfigException:
-        await k8s.config.load_kube_config()
-    return k8s.client.ApiClient()
 
 
 def _objective(raw: dict[str, Any]) -> InferenceObjective | None:
@@ -61,11 +36,13 @@ def _objective(raw: dict[str, Any]) -> InferenceObjective | None:
         return None
 
 
-class ObjectiveWatch:
+class ObjectiveWatch(ListWatch):
     """Keeps ``table`` equal to the cluster's objectives for ``pool``.
 
-    ``namespace`` None watches every namespace. ``watch_seconds``: server-side timeout of one
-    watch call; ``retry``: scaled seconds to wait after an error before listing again."""
+    ``namespace`` None watches every namespace. ``watch_seconds``, ``retry``, ``max_retry``:
+    as :class:`~sluiceway.router.kube_watch.ListWatch`."""
+
+    what = "objective watch"
 
     def __init__(
         self,
@@ -79,72 +56,33 @@ class ObjectiveWatch:
         plural: str = "inferenceobjectives",
         watch_seconds: int = 300,
         retry: float = 1.0,
+        max_retry: float = 30.0,
         clock: Clock | None = None,
     ) -> None:
-        k8s = _require_client()
-        self._k8s = k8s
-        self._api = k8s.client.CustomObjectsApi(api_client)
+        super().__init__(
+            api_client, watch_seconds=watch_seconds, retry=retry, max_retry=max_retry, clock=clock
+        )
+        self._api = self._k8s.client.CustomObjectsApi(api_client)
         self._table = table
         self._pool = pool
         self._scope: tuple[Any, ...] = (group, version) + ((namespace,) if namespace else ())
         self._plural = plural
         self._namespaced = namespace is not None
-        self._watch_seconds = watch_seconds
-        self._retry = retry
-        self._clock = clock or RealClock()
         self._objects: dict[tuple[str, str], InferenceObjective] = {}
         self._notes: list[str] = []
-        self.lists = 0
 
-    async def run(self) -> None:
-        """List and watch until cancelled."""
-        while True:
-            try:
-                version: str | None = await self.relist()
-                while version is not None:
-                    version = await self._watch_from(version)
-            except self._k8s.client.exceptions.ApiException as exc:
-                if exc.status != _GONE:
-                    log.warning("objective watch failed (%s); listing again", exc.status)
-                    await self._clock.sleep(self._retry)
-            except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
-                log.warning("objective watch failed (%s); listing again", exc)
-                await self._clock.sleep(self._retry)
+    def _list_call(self) -> ListCall:
+        if self._namespaced:
+            return self._api.list_namespaced_custom_object, (*self._scope, self._plural), {}
+        return self._api.list_cluster_custom_object, (*self._scope, self._plural), {}
 
-    async def relist(self) -> str:
-        """Replace everything with a fresh list; returns its resourceVersion."""
-        listing = await self._list_call()(*self._scope, self._plural)
-        self.lists += 1
+    async def _replace(self, items: list[dict[str, Any]]) -> None:
         self._objects = {}
-        for raw in listing.get("items") or []:
+        for raw in items:
             self._put(raw)
         self._install()
-        return str((listing.get("metadata") or {}).get("resourceVersion", ""))
 
-    async def _watch_from(self, version: str) -> str | None:
-        """Apply events until the watch ends; the version to continue from."""
-        watch = self._k8s.watch.Watch()
-        try:
-            stream = watch.stream(
-                self._list_call(),
-                *self._scope,
-                self._plural,
-                resource_version=version,
-                allow_watch_bookmarks=True,
-                timeout_seconds=self._watch_seconds,
-            )
-            async for event in stream:
-                self._apply(event["type"], event["raw_object"])
-        finally:
-            await watch.close()
-        return watch.resource_version or version
-
-    def _list_call(self) -> Any:
-        if self._namespaced:
-            return self._api.list_namespaced_custom_object
-        return self._api.list_cluster_custom_object
-
-    def _apply(self, kind: str, raw: dict[str, Any]) -> None:
+    async def _apply(self, kind: str, raw: dict[str, Any]) -> None:
         if kind in ("ADDED", "MODIFIED"):
             self._put(raw)
         elif kind == "DELETED":

@@ -1,9 +1,8 @@
 """InferenceObjectives from a YAML/JSON file or a directory of them, reloaded on change.
 
-A directory is read whole (``*.yaml``, ``*.yml``, ``*.json``, sorted by name). The parent
-directory is what gets watched, because Kubernetes ConfigMap volumes update by swapping a
-symlink. A reload that fails (bad YAML, a duplicate name) keeps the objectives in force and
-logs why.
+A directory is read whole (``*.yaml``, ``*.yml``, ``*.json``, sorted by name) and watched
+with :func:`~sluiceway.router.path_watch.watch_path`: a reload that fails (bad YAML, a
+duplicate name) keeps the objectives in force and logs why.
 """
 
 from __future__ import annotations
@@ -13,12 +12,11 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from watchfiles import awatch
-
 from sluiceway.config.documents import read_documents
 from sluiceway.config.objectives import InferenceObjective, load_objectives
-from sluiceway.errors import ConfigError, SluicewayError
+from sluiceway.errors import ConfigError
 from sluiceway.router.objectives import ObjectiveTable, Selection, select_for_pool
+from sluiceway.router.path_watch import watch_path
 
 __all__ = ["apply_objectives", "load_objective_path", "watch_objective_path"]
 
@@ -65,15 +63,13 @@ async def watch_objective_path(
     debounce_ms: int = 200,
 ) -> None:
     """Reload ``path`` into ``table`` after every change until ``stop`` is set."""
-    target = path if path.is_dir() else path.parent  # noqa: ASYNC240 - once, at start
-    async for _ in awatch(target, stop_event=stop, debounce=debounce_ms, step=20):
-        try:
-            _, notes = apply_objectives(path, table, pool)
-        except SluicewayError as exc:
-            log.error("objectives reload failed, keeping the previous set: %s", exc)
-            continue
+
+    async def reload() -> None:
+        _, notes = apply_objectives(path, table, pool)
         for note in notes:
             log.warning("%s", note)
         log.info("objectives reloaded: %s", table.names())
         if on_reload is not None:
             on_reload(notes)
+
+    await watch_path(path, reload, what="objectives", stop=stop, debounce_ms=debounce_ms)

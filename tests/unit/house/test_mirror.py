@@ -98,7 +98,9 @@ NAMED = {
     "router/flow.py": "test_router_flow.py",
     "router/gateway.py": "test_router_openai.py",  # the request path, under the openai client
     "router/kube.py": "test_router_kube.py",
+    "router/kube_watch.py": "test_router_kube.py",  # the shared loop, under the objective watch
     "router/objective_files.py": "test_objectives.py",
+    "router/path_watch.py": "test_objectives.py",  # and test_endpoint_file.py
     "router/serve.py": "test_router_drain.py",  # the drain on SIGTERM
     "router/settings.py": "test_build.py",  # checked where the router is built
     # sim
