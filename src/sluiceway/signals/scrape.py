@@ -3,11 +3,13 @@
 Public API (the gates' ``endpoint-scrape`` and the router's endpoint metrics use it):
 
 - :func:`parse_metrics` turns an exposition text into :class:`~sluiceway.signals.base.Sample`
-  values (name, labels, value), skipping comments and lines it cannot read;
+  values (name, labels, value), skipping comments and lines it cannot read; ``only`` keeps the
+  lines of a few metrics before any regex runs (a vLLM page is ~300 lines, and a reader that
+  polls it often wants three);
 - :func:`canonical_name` folds the spellings of one metric into one: ``vllm_x`` is
   ``vllm:x`` (the OpenMetrics rewrite), ``inference_extension_x`` is ``llm_d_epp_x`` (the
   router's deprecated prefix), and the legacy ``vllm:gpu_cache_usage_perc`` is
-  ``vllm:kv_cache_usage_perc``;
+  ``vllm:kv_cache_usage_perc``; :func:`spellings` lists the names that fold into one;
 - :func:`select` keeps the samples of one metric whose labels include a filter, best first:
   a ``stage="effective"`` series before one without a stage, before other stages;
 - :class:`ScrapeSource` is a :class:`~sluiceway.signals.base.MetricSource` that GETs a URL and
@@ -17,14 +19,14 @@ Public API (the gates' ``endpoint-scrape`` and the router's endpoint metrics use
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import aiohttp
 
 from sluiceway.signals.base import Reading, Sample
 from sluiceway.signals.session import SharedSession
 
-__all__ = ["ScrapeSource", "canonical_name", "parse_metrics", "select"]
+__all__ = ["ScrapeSource", "canonical_name", "parse_metrics", "select", "spellings"]
 
 _LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\S+)?\s*$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
@@ -42,6 +44,19 @@ def canonical_name(name: str) -> str:
     return _LEGACY.get(name, name)
 
 
+def spellings(metric: str) -> tuple[str, ...]:
+    """Every name that :func:`canonical_name` folds into ``metric``'s canonical name."""
+    want = canonical_name(metric)
+    names = [want, *(old for old, new in _LEGACY.items() if new == want)]
+    aliases = [
+        alias + n[len(prefix) :]
+        for n in names
+        for alias, prefix in _PREFIXES
+        if n.startswith(prefix)
+    ]
+    return tuple(dict.fromkeys([*names, *aliases]))
+
+
 def _labels(text: str) -> dict[str, str]:
     return {
         m.group(1): re.sub(r"\\[\\\"n]", lambda e: _UNESCAPE[e.group(0)], m.group(2))
@@ -49,11 +64,14 @@ def _labels(text: str) -> dict[str, str]:
     }
 
 
-def parse_metrics(text: str) -> list[Sample]:
-    """Every sample line of an exposition text, in order (comments and bad lines skipped)."""
+def parse_metrics(text: str, only: Collection[str] = ()) -> list[Sample]:
+    """Every sample line of an exposition text, in order (comments and bad lines skipped);
+    with ``only``, just the lines of those metrics (any spelling; names that merely begin with
+    one may slip through, :func:`select` tells them apart)."""
+    keep = tuple(name for metric in only for name in spellings(metric))
     out: list[Sample] = []
     for line in text.splitlines():
-        if not line or line.startswith("#"):
+        if not line or line.startswith("#") or (keep and not line.startswith(keep)):
             continue
         match = _LINE.match(line)
         if match is None:

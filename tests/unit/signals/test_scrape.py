@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from sluiceway.signals.scrape import ScrapeSource, canonical_name, parse_metrics, select
+from sluiceway.signals.scrape import (
+    ScrapeSource,
+    canonical_name,
+    parse_metrics,
+    select,
+    spellings,
+)
 
 PAGE = """\
 # HELP vllm:num_requests_running Running.
@@ -37,6 +43,19 @@ def test_canonical_names() -> None:
     )
     assert canonical_name("vllm:gpu_cache_usage_perc") == "vllm:kv_cache_usage_perc"
     assert canonical_name("up") == "up"
+    assert set(spellings("vllm_kv_cache_usage_perc")) == {
+        "vllm:kv_cache_usage_perc",
+        "vllm_kv_cache_usage_perc",
+        "vllm:gpu_cache_usage_perc",
+        "vllm_gpu_cache_usage_perc",
+    }
+    assert spellings("up") == ("up",)
+
+
+def test_parse_only_keeps_the_named_metrics_in_any_spelling() -> None:
+    samples = parse_metrics(PAGE, only=("vllm:num_requests_waiting", "vllm_num_requests_running"))
+    assert [s.name for s in samples] == ["vllm:num_requests_running", "vllm_num_requests_waiting"]
+    assert parse_metrics(PAGE, only=("absent",)) == []
 
 
 def test_select_accepts_either_spelling_and_prefers_effective() -> None:
