@@ -22,6 +22,10 @@ Files:
   list-then-watch loop over Kubernetes objects, shared by the objective and Pod watches;
 - ``pool``: the endpoint pool (model servers, health, in-flight counts); ``load``: per-endpoint
   load as the detector and picker see it; ``picker``: the model server for one request (pure);
+- ``membership``: the pool's members as the union of its sources, which ``discovery`` builds
+  from the flags: ``endpoint_file`` (``--endpoints-file``, watched), ``dns_discovery`` (every
+  address of a name), ``pod_watch`` (the ready Pods of an InferencePool or selector, read by
+  ``inference_pool``, pure);
 - ``proxy``: the upstream call, its answer relayed as it comes; ``sse``: server-sent events
   passed through, the ``usage`` chunk captured; ``outcomes``: the answers the router makes
   itself (drops, evictions, errors);

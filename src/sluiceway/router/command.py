@@ -1,7 +1,8 @@
 """``sluiceway router``: the OpenAI-compatible gateway with flow control.
 
-sluiceway router --config EPP.yaml --endpoints URL[,URL...] (or --endpoints-file FILE)
-                 --objectives FILE_OR_DIR --pool-name NAME --port P
+sluiceway router --config EPP.yaml --endpoints URL[,URL...] (or --endpoints-file FILE,
+                 --endpoints-dns http://NAME:PORT, --inference-pool NAME, --pod-selector k=v
+                 --target-port P) --objectives FILE_OR_DIR --pool-name NAME --port P
 
 Request limits (``--max-body-bytes``, ``--max-headers``, ``--max-header-bytes``,
 ``--max-headers-total-bytes``) guard the listener; with ``--coordinator-config`` the mounted
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from sluiceway.router.objectives import ObjectiveTable
     from sluiceway.router.serve import Listen
 
-__all__ = ["read_endpoints", "register"]
+__all__ = ["register"]
 
 Opt = typer.Option
 _KIB = 1024
@@ -45,20 +46,6 @@ _KIB = 1024
 def register(app: typer.Typer) -> None:
     """Add ``router``."""
     app.command("router")(router)
-
-
-def read_endpoints(endpoints: str | None, endpoints_file: Path | None) -> tuple[str, ...]:
-    """URLs from ``--endpoints`` (comma separated) and ``--endpoints-file`` (one a line)."""
-    urls = [u.strip() for u in (endpoints or "").split(",") if u.strip()]
-    if endpoints_file is not None:
-        try:
-            lines = endpoints_file.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise ConfigError(f"cannot read: {exc.strerror}", field="--endpoints-file") from None
-        urls += [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
-    if not urls:
-        raise ConfigError("give at least one model server URL", field="--endpoints")
-    return tuple(urls)
 
 
 def _seconds(value: str, flag: str) -> float:
@@ -80,7 +67,30 @@ def router(
         Opt("--endpoints", help="Model server URLs, comma separated (default: none)."),
     ] = None,
     endpoints_file: Annotated[
-        Path | None, Opt("--endpoints-file", help="File with one URL a line (default: none).")
+        Path | None,
+        Opt("--endpoints-file", help="File with one URL a line, watched (default: none)."),
+    ] = None,
+    endpoints_dns: Annotated[
+        str | None,
+        Opt(
+            "--endpoints-dns",
+            help="http://NAME:PORT, comma separated: every address of NAME (default: none).",
+        ),
+    ] = None,
+    dns_interval: Annotated[
+        str, Opt("--dns-interval", help="How often --endpoints-dns names are resolved.")
+    ] = "5s",
+    inference_pool: Annotated[
+        str | None,
+        Opt("--inference-pool", help="Route to the ready Pods of this InferencePool (k8s extra)."),
+    ] = None,
+    pod_selector: Annotated[
+        str | None,
+        Opt("--pod-selector", help="Route to the ready Pods with these labels, k=v,k2=v2."),
+    ] = None,
+    target_port: Annotated[
+        int | None,
+        Opt("--target-port", min=1, max=65535, help="The model server port of --pod-selector."),
     ] = None,
     objectives: Annotated[
         Path | None,
@@ -90,7 +100,11 @@ def router(
         bool, Opt("--kube-objectives", help="Watch InferenceObjective resources (k8s extra).")
     ] = False,
     namespace: Annotated[
-        str | None, Opt("--namespace", help="Namespace to watch (default: all).")
+        str | None,
+        Opt(
+            "--namespace",
+            help="Namespace to watch (default: objectives in all, Pods in the router's own).",
+        ),
     ] = None,
     pool_name: Annotated[
         str | None, Opt("--pool-name", help="Only objectives for this pool (default: all).")
@@ -150,6 +164,7 @@ def router(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     from sluiceway.router.build import build_router, load_picker_config
+    from sluiceway.router.discovery import Discovery, PodSource
     from sluiceway.router.limits import RequestLimits
     from sluiceway.router.objective_files import apply_objectives, watch_objective_path
     from sluiceway.router.objectives import ObjectiveTable
@@ -157,8 +172,17 @@ def router(
     from sluiceway.router.settings import RouterSettings
 
     try:
+        pods = PodSource.from_flags(inference_pool, pod_selector, target_port, namespace)
+        discovery = Discovery.from_flags(
+            endpoints,
+            endpoints_file,
+            endpoints_dns,
+            dns_interval=_seconds(dns_interval, "--dns-interval"),
+            pods=pods,
+        )
+        pool_name = pool_name or inference_pool
         settings = RouterSettings(
-            endpoints=read_endpoints(endpoints, endpoints_file),
+            endpoints=discovery.endpoints,
             pool_name=pool_name,
             drain_timeout=_seconds(drain_timeout, "--drain-timeout"),
             health_interval=_seconds(health_interval, "--health-interval"),
@@ -179,6 +203,7 @@ def router(
             background.append(_kube_job(table, pool_name, namespace))
         clock = make_clock(time_scale, time_anchor)
         app, built_notes = build_router(picker, settings, clock, objectives=table)
+        background += discovery.jobs(app.gateway, clock)
         scrape_every = _seconds(metrics_scrape_interval, "--metrics-scrape-interval")
         if scrape_every > 0:
             background.append(_scrape_job(app, settings.endpoints, scrape_every, clock))

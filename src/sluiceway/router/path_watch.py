@@ -35,7 +35,8 @@ async def watch_path(
     set: ...``) and the watch goes on."""
     target = path if path.is_dir() else path.parent  # noqa: ASYNC240 - once, at start
     failed: str | None = None
-    async for _ in awatch(target, stop_event=stop, debounce=debounce_ms, step=20):
+    async for changes in awatch(target, stop_event=stop, debounce=debounce_ms, step=20):
+        log.debug("%s: %d changes under %s, reloading", what, len(changes), target)
         try:
             await reload()
         except SluicewayError as exc:

@@ -7,7 +7,6 @@ import pytest
 from sluiceway.clock import VirtualClock
 from sluiceway.errors import ConfigError
 from sluiceway.router.build import build_router, load_picker_config
-from sluiceway.router.command import read_endpoints
 from sluiceway.router.settings import RouterSettings
 
 GUIDE = Path(__file__).parents[2] / "fixtures" / "guide"
@@ -44,13 +43,9 @@ def test_bad_config_names_the_field(tmp_path: Path) -> None:
         load_picker_config(bad)
 
 
-def test_settings_and_endpoints_validation(tmp_path: Path) -> None:
+def test_settings_validation() -> None:
+    """(The endpoint flags are read in test_discovery.py.)"""
     with pytest.raises(ConfigError, match="--endpoints"):
         RouterSettings(endpoints=("localhost:8000",))
     with pytest.raises(ConfigError, match="--health-interval"):
         RouterSettings(health_interval=0)
-    with pytest.raises(ConfigError, match="--endpoints"):
-        read_endpoints(None, None)
-    listing = tmp_path / "eps"
-    listing.write_text("# pool\nhttp://a:1\n\nhttp://b:2\n")
-    assert read_endpoints("http://c:3", listing) == ("http://c:3", "http://a:1", "http://b:2")
