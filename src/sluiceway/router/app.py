@@ -1,9 +1,10 @@
 """The router's ASGI application, and the seam where a coordinator mounts.
 
-Routes: ``POST /v1/completions``, ``POST /v1/chat/completions`` (flow control + proxy),
-``GET /v1/models``, ``GET /healthz``, ``GET /readyz``, ``GET /metrics`` (``HEAD`` too for the
-last three); another method on a known path is 405 with ``Allow``. Every request over the header
-limits is 431 before it goes anywhere.
+Routes come from one table (:data:`~sluiceway.router.routes.ROUTES`): vLLM's POST routes
+(completions, chat, responses, embeddings, score, rerank, tokenize...) go through flow control
+and are proxied; ``GET /v1/models`` lists what the pool serves; the probes (``/health``,
+``/healthz``, ``/readyz``, ``/metrics``) are answered here. Another method on a known path is
+405 with ``Allow``. Every request over the header limits is 431 before it goes anywhere.
 
 Coordinator seam: :meth:`RouterApp.mount_coordinator` hands every request that carries the
 mode header (``x-llm-d-async-mode``), and every request under the coordinator's own paths
@@ -26,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -40,6 +41,8 @@ from sluiceway.router.outcomes import (
     unauthorized,
 )
 from sluiceway.router.proxy import Send
+from sluiceway.router.request_facts import CostRule
+from sluiceway.router.routes import ROUTES, Handler
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer, send_answer
 
@@ -50,19 +53,6 @@ log = logging.getLogger(__name__)
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 # Whether a request's headers (lower-case names) carry a known API key.
 KeyCheck = Callable[[Mapping[str, str]], bool]
-
-_GENERATE: Final = frozenset({"/v1/completions", "/v1/chat/completions"})
-_PROBE: Final = ("GET", "HEAD")
-_METHODS: Final[dict[str, tuple[str, ...]]] = {
-    "/v1/completions": ("POST",),
-    "/v1/chat/completions": ("POST",),
-    "/v1/models": ("GET",),
-    "/healthz": _PROBE,
-    "/readyz": _PROBE,
-    "/metrics": _PROBE,
-}
-# Probes and scrapers carry no key, on the router as on the coordinator.
-_KEYLESS: Final = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 def _json(status: int, body: dict[str, Any]) -> Answer:
@@ -143,23 +133,24 @@ class RouterApp:
             scope["method"],
             scope["path"],
             send,
-            lambda: self.gateway.completions(scope, receive, send),
+            lambda cost: self.gateway.completions(scope, receive, send, cost),
         )
 
     async def handle_local(self, request: LocalRequest, send: Send) -> None:
         """The router's own handling of an in-process caller's request."""
         path = request.target.partition("?")[0]
 
-        def generate() -> Awaitable[None]:
+        def generate(cost: CostRule) -> Awaitable[None]:
             return self.gateway.generate(
-                path, request.headers, request.body, send, vanished=request.vanished
+                path, request.headers, request.body, send, vanished=request.vanished, cost=cost
             )
 
         await self._route(request.method, path, send, generate)
 
     def _key_ok(self, path: str, raw: RawHeaders) -> bool:
         """False when the mounted coordinator's keys guard ``path`` and ``raw`` has no key."""
-        if self._key_check is None or path in _KEYLESS:
+        route = ROUTES.get(path)
+        if self._key_check is None or (route is not None and route.keyless):
             return True
         return self._key_check(header_map(raw))
 
@@ -170,27 +161,33 @@ class RouterApp:
         return any(name == self._mode_header for name, _ in scope.get("headers") or ())
 
     async def _route(
-        self, method: str, path: str, send: Send, generate: Callable[[], Awaitable[None]]
+        self,
+        method: str,
+        path: str,
+        send: Send,
+        generate: Callable[[CostRule], Awaitable[None]],
     ) -> None:
-        allowed = _METHODS.get(path)
-        if allowed is None:
+        route = ROUTES.get(path)
+        if route is None:
             await send_answer(send, error_answer(404, f"no route {method} {path}"))
-        elif method not in allowed:
-            await send_answer(send, method_not_allowed(method, path, allowed))
-        elif path in _GENERATE:
-            await generate()
-        elif path == "/v1/models":
-            await self.gateway.models(send)
+        elif method not in route.methods:
+            await send_answer(send, method_not_allowed(method, path, route.methods))
+        elif route.cost is not None:
+            await generate(route.cost)
+        elif route.handler is Handler.MODELS:
+            await send_answer(send, self.gateway.models())
         else:
-            await send_answer(send, self._probe(path))
+            await send_answer(send, self._probe(route.handler))
 
-    def _probe(self, path: str) -> Answer:
-        """``/metrics``, ``/healthz`` or ``/readyz``."""
-        if path == "/metrics":
+    def _probe(self, handler: Handler) -> Answer:
+        """The router's own probes: metrics, liveness, readiness."""
+        if handler is Handler.METRICS:
             body = generate_latest(self.gateway.metrics.registry)
             return Answer(200, body, (("content-type", CONTENT_TYPE_LATEST),))
-        if path == "/healthz":
+        if handler is Handler.HEALTH:
             return _json(200, {"status": "ok"})
+        if handler is Handler.ALIVE:
+            return Answer(200, b"", ())
         reason = self.gateway.not_ready_reason
         if reason is None:
             return _json(200, {"status": "ready"})

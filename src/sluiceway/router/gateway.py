@@ -1,13 +1,16 @@
 """The router's request path: read, admit, proxy, finish.
 
-One :class:`Gateway` per process. ``completions`` handles ``POST /v1/completions`` and
-``/v1/chat/completions`` as a raw ASGI callable:
+One :class:`Gateway` per process. ``completions`` handles every proxied route (completions,
+chat, responses, embeddings, ...) as a raw ASGI callable:
 
 1. read the body (up to the body limit: 413 above) and headers (untrusted callers lose their
-   identity headers);
+   identity headers); its cost is read by the route's rule; a model no endpoint serves is
+   answered 404 at once (:mod:`sluiceway.router.model_catalog`);
 2. admission (:class:`~sluiceway.router.flow.RouterFlow`): flow control, or legacy shedding
    when it is off; a drop is answered with its status and reason;
-3. the upstream answer is relayed as it arrives (:mod:`sluiceway.router.proxy`);
+3. the upstream answer is relayed as it arrives (:mod:`sluiceway.router.proxy`); a connection
+   that fails before the response starts is retried on another endpoint
+   (:mod:`sluiceway.router.failover`);
 4. at the end the endpoint is released and flow control told, with the captured usage.
 
 Eviction and client disconnect interrupt the request's
@@ -16,9 +19,10 @@ is cut short at once and the upstream connection closed. An evicted request gets
 ``evicted`` before the first byte, or a terminal SSE error event of type ``evicted`` once
 streaming.
 
-A model server that fails before the response starts gets the client a 502; one that stops
-mid-stream ends the stream with an SSE error event (never as if complete). Both are logged
-with the server's address, counted, and told to the client without it.
+A model server that fails before the response starts, with no other to retry on, gets the
+client a 502; one that stops mid-stream ends the stream with an SSE error event (never as if
+complete). Both are logged with the server's address, counted, and told to the client without
+it.
 """
 
 from __future__ import annotations
@@ -36,10 +40,12 @@ from sluiceway.clock import Clock
 from sluiceway.flowcontrol.configure import RouterFlowControl
 from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.router.exchange import Exchange
+from sluiceway.router.failover import Failover
 from sluiceway.router.flow import RouterFlow
 from sluiceway.router.identity import header_map, read_identity
 from sluiceway.router.limits import BodyTooLarge, read_body
 from sluiceway.router.metrics import RouterMetrics
+from sluiceway.router.model_catalog import ModelCatalog, unserved_answer
 from sluiceway.router.objectives import ObjectiveTable
 from sluiceway.router.outcomes import (
     UPSTREAM_CUT_EVENT,
@@ -51,12 +57,18 @@ from sluiceway.router.outcomes import (
 )
 from sluiceway.router.pool import EndpointPool, PoolMember
 from sluiceway.router.proxy import Send, StreamCut, forward_headers, relay
-from sluiceway.router.request_facts import BadRequest, RequestFacts, read_request_facts
+from sluiceway.router.request_facts import (
+    GENERATION,
+    BadRequest,
+    CostRule,
+    RequestFacts,
+    read_request_facts,
+)
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.sse import EVICTED_EVENT
 from sluiceway.router.trust import HeaderTrust
 from sluiceway.wire import headers as h
-from sluiceway.wire.answer import send_answer
+from sluiceway.wire.answer import Answer, send_answer
 
 __all__ = ["Gateway", "RawHeaders", "Receive", "Vanished"]
 
@@ -101,16 +113,18 @@ class Gateway:
         self.objectives = objectives or ObjectiveTable()
         self.objectives.on_change = self.admission.set_priorities
         self.admission.set_priorities(frozenset(self.objectives.names().values()))
-        self.pool.on_change = self.kick
+        self.catalog = ModelCatalog(
+            self.pool, clock, interval=settings.models_interval, timeout=settings.health_timeout
+        )
+        self.failover = Failover(self.pool, self.metrics, clock, retries=settings.upstream_retries)
+        self.pool.on_change = self._pool_changed
         self.draining = False
         self.started = False
         self._ids = itertools.count(1)
         self._session: aiohttp.ClientSession | None = None
-        self._health: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[None]] = []
         self._idle = asyncio.Event()
         self._idle.set()
-        wall = clock.to_wall(settings.upstream_timeout) if settings.upstream_timeout else None
-        self._timeout = aiohttp.ClientTimeout(total=wall)
 
     # ---- lifecycle ---------------------------------------------------------------------
     @property
@@ -144,23 +158,38 @@ class Gateway:
         """Capacity changed (an endpoint came or went, a scrape landed): run a cycle."""
         self.admission.kick()
 
+    def _pool_changed(self) -> None:
+        """The healthy set changed: run a cycle; ask an endpoint that turned healthy for its
+        models."""
+        self.kick()
+        self.catalog.pool_changed()
+
     async def start(self) -> None:
-        """Open the upstream client, check every endpoint once, start the background tasks."""
+        """Open the upstream client, check every endpoint and learn its models once, start the
+        background tasks."""
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=90, enable_cleanup_closed=True)
-        self._session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        self._session = session
         s = self.settings
-        await self.pool.check_all(self._session, s.health_timeout)
-        self._health = asyncio.get_running_loop().create_task(
-            self.pool.run_checks(self._session, s.health_interval, s.health_timeout)
+        urls = list(self.pool.members)
+        await asyncio.gather(
+            self.catalog.learn(session, urls), self.pool.check_all(session, s.health_timeout)
         )
+        loop = asyncio.get_running_loop()
+        self._background = [
+            loop.create_task(self.pool.run_checks(session, s.health_interval, s.health_timeout)),
+            loop.create_task(self.catalog.run(session)),
+        ]
         self.admission.start()
         self.started = True
 
     async def set_endpoints(self, urls: list[str]) -> None:
-        """The pool is now ``urls`` (discovery): new endpoints are checked at once, so one
-        that passes takes traffic now rather than at the next check round."""
+        """The pool is now ``urls`` (discovery): new endpoints are asked for their models, then
+        checked, at once, so one that passes takes traffic now, for its own models, rather than
+        at the next round."""
         added = self.pool.update(urls)
         if added and self._session is not None:
+            await self.catalog.learn(self._session, added)
             await self.pool.check_all(self._session, self.settings.health_timeout, added)
 
     async def drain(self) -> None:
@@ -175,19 +204,23 @@ class Gateway:
             ex.interrupt()
 
     async def aclose(self) -> None:
-        if self._health is not None:
-            self._health.cancel()
+        for task in self._background:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._health
+                await task
         if self._session is not None:
             await self._session.close()
             self._session = None
 
     # ---- the request path ----------------------------------------------------------------
     async def completions(
-        self, scope: MutableMapping[str, Any], receive: Receive, send: Send
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Receive,
+        send: Send,
+        cost: CostRule = GENERATION,
     ) -> None:
-        """``POST /v1/completions`` and ``/v1/chat/completions`` over HTTP."""
+        """A proxied route over HTTP (completions, chat, embeddings...), costed by ``cost``."""
         limit = self.settings.limits.body_bytes
         try:
             if self.settings.limits.declared_too_large(scope.get("headers") or ()):
@@ -201,21 +234,32 @@ class Gateway:
             return
         headers = self._trusted_headers(scope)
         await self.generate(
-            scope["path"], headers, raw, send, vanished=lambda: _disconnect(receive)
+            scope["path"], headers, raw, send, vanished=lambda: _disconnect(receive), cost=cost
         )
 
     async def generate(
-        self, path: str, headers: RawHeaders, raw: bytes, send: Send, *, vanished: Vanished
+        self,
+        path: str,
+        headers: RawHeaders,
+        raw: bytes,
+        send: Send,
+        *,
+        vanished: Vanished,
+        cost: CostRule = GENERATION,
     ) -> None:
-        """One generation request, read whole, its identity ``headers`` already trusted or
+        """One proxied request, read whole, its identity ``headers`` already trusted or
         filtered: admit, proxy, finish. ``vanished`` returns once the caller left."""
         if self.draining:
             await send_answer(send, shutting_down())
             return
         try:
-            facts = read_request_facts(raw)
+            facts = read_request_facts(raw, cost)
         except BadRequest as exc:
             await send_answer(send, error_answer(400, str(exc)))
+            return
+        unserved = unserved_answer(facts.model, self.pool.members.values())
+        if unserved is not None:
+            await send_answer(send, unserved)
             return
         ex = Exchange(
             str(next(self._ids)),
@@ -255,23 +299,33 @@ class Gateway:
     async def _proxy(
         self, ex: Exchange, facts: RequestFacts, headers: RawHeaders, path: str, send: Send
     ) -> None:
-        member = ex.member
-        assert member is not None  # admission set it
-        try:
-            with ex.interruptible() as cut:
-                await relay(
-                    self.session,
-                    member.url + path,
-                    facts.body,
-                    forward_headers(headers),
-                    ex,
-                    send,
-                    strip_usage=facts.strip_usage,
-                    limit=self._timeout,
-                )
-        except (aiohttp.ClientError, OSError, TimeoutError, StreamCut) as exc:
-            await self._upstream_failed(ex, member, exc, send)
-            return
+        """Relay from the endpoint admission chose; one that fails before the response starts
+        is replaced (failover) while retries and time are left."""
+        forwarded = forward_headers(headers)
+        budget = self.failover.budget(self.settings.upstream_timeout)
+        while True:
+            member = ex.member
+            assert member is not None  # admission (or failover) set it
+            try:
+                with ex.interruptible() as cut:
+                    await relay(
+                        self.session,
+                        member.url + path,
+                        facts.body,
+                        forwarded,
+                        ex,
+                        send,
+                        strip_usage=facts.strip_usage,
+                        limit=self.failover.limit(budget),
+                    )
+            except (aiohttp.ClientError, OSError, TimeoutError, StreamCut) as exc:
+                if isinstance(exc, aiohttp.ClientConnectorError):
+                    self.pool.mark(member.url, False)  # refused: out until a check passes
+                if self.failover.replace(ex, member, exc, budget) is None:
+                    await self._upstream_failed(ex, member, exc, send)
+                    return
+                continue
+            break
         if cut.cancelled_caught and ex.evicted:
             await self._send_evicted(ex, send)
 
@@ -290,8 +344,6 @@ class Gateway:
         when = "mid-stream" if ex.started else "before the response"
         log.warning("upstream %s failed %s: %s: %s", member.url, when, type(exc).__name__, exc)
         self.metrics.upstream_failed(mid_stream=ex.started)
-        if isinstance(exc, aiohttp.ClientConnectorError):
-            self.pool.mark(member.url, False)
         with contextlib.suppress(Exception):
             if not ex.started:
                 await send_answer(send, upstream_failed())
@@ -313,21 +365,8 @@ class Gateway:
             self._idle.set()
 
     # ---- other routes --------------------------------------------------------------------
-    async def models(self, send: Send) -> None:
-        """``GET /v1/models`` from a healthy endpoint."""
-        members = self.pool.healthy
-        if not members:
-            answer = error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
-            await send_answer(send, answer)
-            return
-        try:
-            async with self.session.get(members[0].url + "/v1/models") as resp:
-                body = await resp.read()
-                ctype = resp.headers.get("content-type", "application/json").encode()
-                head = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
-                await send({"type": "http.response.start", "status": resp.status, "headers": head})
-                await send({"type": "http.response.body", "body": body})
-        except (aiohttp.ClientError, OSError) as exc:
-            url, cause = members[0].url, type(exc).__name__
-            log.warning("upstream %s failed GET /v1/models: %s: %s", url, cause, exc)
-            await send_answer(send, upstream_failed())
+    def models(self) -> Answer:
+        """``GET /v1/models``: every model a healthy endpoint serves, as learned."""
+        if not self.pool.healthy:
+            return error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
+        return Answer(200, self.catalog.listing())

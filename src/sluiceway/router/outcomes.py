@@ -26,6 +26,7 @@ __all__ = [
     "finalized_answer",
     "headers_too_large",
     "method_not_allowed",
+    "model_not_found",
     "shutting_down",
     "unauthorized",
     "upstream_failed",
@@ -97,6 +98,13 @@ def upstream_failed() -> Answer:
 def unauthorized() -> Answer:
     """401, as the coordinator answers a missing or unknown API key."""
     return error_answer(401, "missing or unknown API key")
+
+
+def model_not_found(model: str) -> Answer:
+    """404 for a model no endpoint serves, worded as vLLM words it (with ``param``)."""
+    doc = error_document(f"The model `{model}` does not exist.", type="NotFoundError", code=404)
+    doc["error"]["param"] = "model"
+    return Answer(404, orjson.dumps(doc))
 
 
 def method_not_allowed(method: str, path: str, allowed: tuple[str, ...]) -> Answer:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import aiohttp
@@ -100,11 +100,12 @@ class EndpointPool:
         if member is not None:
             member.models = models
 
-    def candidates(self, model: str) -> list[PoolMember]:
+    def candidates(self, model: str, avoid: Collection[str] = ()) -> list[PoolMember]:
         """Healthy members that may serve ``model``: those listing it, else those whose models
-        are unknown (empty: no endpoint serves it)."""
-        listed = [m for m in self._healthy if m.models is not None and m.serves(model)]
-        return listed or [m for m in self._healthy if m.models is None]
+        are unknown (empty: no endpoint serves it). ``avoid``: URLs left out (failover)."""
+        healthy = [m for m in self._healthy if m.url not in avoid] if avoid else self._healthy
+        listed = [m for m in healthy if m.models is not None and m.serves(model)]
+        return listed or [m for m in healthy if m.models is None]
 
     def models(self) -> list[str]:
         """Every model a healthy member lists, sorted."""
@@ -131,9 +132,12 @@ class EndpointPool:
             )
         return out
 
-    def pick(self, prefix: bytes = b"", model: str = "") -> PoolMember | None:
-        """The endpoint for one request, or None when no healthy endpoint serves ``model``."""
-        members = self.candidates(model)
+    def pick(
+        self, prefix: bytes = b"", model: str = "", avoid: Collection[str] = ()
+    ) -> PoolMember | None:
+        """The endpoint for one request, or None when no healthy endpoint serves ``model``
+        (``avoid``: URLs not to pick)."""
+        members = self.candidates(model, avoid)
         if not members:
             return None
         self._turn += 1

@@ -21,7 +21,10 @@ class RouterSettings:
     the objectives filter (None = every objective applies). ``health_interval``: seconds
     between health checks; ``health_timeout``: seconds one check may take; ``drain_timeout``:
     seconds running streams get to finish after SIGTERM; ``upstream_timeout``: seconds one
-    upstream call may take in total (0 = no limit); ``limits``: how large a request may be
+    request's upstream calls may take in total, retries included (0 = no limit);
+    ``upstream_retries``: how many times a request whose endpoint failed before the response
+    is moved to another; ``models_interval``: seconds between asking every endpoint for its
+    models (0 = only when it joins or turns healthy); ``limits``: how large a request may be
     (body and headers)."""
 
     endpoints: tuple[str, ...] = ()
@@ -30,6 +33,8 @@ class RouterSettings:
     health_timeout: float = 2.0
     drain_timeout: float = 30.0
     upstream_timeout: float = 0.0
+    upstream_retries: int = 2
+    models_interval: float = 10.0
     prefix_affinity: bool = False
     limits: RequestLimits = field(default_factory=RequestLimits)
 
@@ -37,7 +42,7 @@ class RouterSettings:
         for name in ("health_interval", "health_timeout"):
             if getattr(self, name) <= 0:
                 raise ConfigError("must be > 0", field=f"--{name.replace('_', '-')}")
-        for name in ("drain_timeout", "upstream_timeout"):
+        for name in ("drain_timeout", "upstream_timeout", "upstream_retries", "models_interval"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=f"--{name.replace('_', '-')}")
         for url in self.endpoints:

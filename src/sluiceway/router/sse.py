@@ -1,13 +1,16 @@
 """Server-sent events passed through as they arrive, with the ``usage`` chunk captured.
 
 Upstream bytes are forwarded up to the last complete event (``\\n\\n``); the rest waits for
-the next read. Any event carrying a ``usage`` object is parsed for the token counts. When the
-router itself asked for usage (the client did not), the usage-only event (``choices: []``) is
-dropped so the client sees the stream it asked for.
+the next read. Any event carrying a ``usage`` object is parsed for the token counts (the
+Responses API's ``input_tokens`` / ``output_tokens``, in its ``response.completed`` event, too).
+When the router itself asked for usage (the client did not), the usage-only event
+(``choices: []``) is dropped so the client sees the stream it asked for.
 
 A complete stream ends with a terminal event: ``data: [DONE]`` or an error event
-(``data: {"error": ...}``); :attr:`SseRelay.ended` says whether one came. A stream that stops
-without one was cut (the model server died or closed the connection early).
+(``data: {"error": ...}``); a Responses stream, which has no ``[DONE]``, with its named last
+event (``event: response.completed``, ``response.incomplete``, ``response.failed`` or
+``error``). :attr:`SseRelay.ended` says whether one came. A stream that stops without one was
+cut (the model server died or closed the connection early).
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ _USAGE_MARK = b'"usage":{'
 _DATA = b"data:"
 _DONE = b"[DONE]"
 _ERROR = b'{"error"'
+_EVENT = b"event:"
+# The events a Responses API stream ends with (it sends no [DONE]).
+_LAST_EVENTS = frozenset(
+    {b"response.completed", b"response.incomplete", b"response.failed", b"error"}
+)
 
 EVICTED_MESSAGE = "request evicted by flow control"
 # The terminal event an evicted stream ends with, instead of ``data: [DONE]``.
@@ -34,13 +42,19 @@ EVICTED_EVENT = (
 
 
 def _usage_of(obj: object) -> Usage | None:
+    """The usage of a response body or event: chat/completions names, or the Responses API's
+    (``input_tokens`` / ``output_tokens``, inside ``response`` in its stream events)."""
     if not isinstance(obj, dict):
         return None
     usage = obj.get("usage")
+    if usage is None and isinstance(obj.get("response"), dict):
+        usage = obj["response"].get("usage")
     if not isinstance(usage, dict):
         return None
+    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0))
+    completion = usage.get("completion_tokens", usage.get("output_tokens", 0))
     try:
-        return Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+        return Usage(int(prompt or 0), int(completion or 0))
     except (TypeError, ValueError):
         return None
 
@@ -56,12 +70,15 @@ def usage_from_body(body: bytes) -> Usage | None:
 
 
 def _terminal(events: bytes) -> bool:
-    """Whether ``events`` hold ``data: [DONE]`` or an error event."""
+    """Whether ``events`` hold ``data: [DONE]``, an error event, or a Responses stream's last
+    event."""
     for line in events.split(b"\n"):
         if line.startswith(_DATA):
             data = line[len(_DATA) :].strip()
             if data == _DONE or data.startswith(_ERROR):
                 return True
+        elif line.startswith(_EVENT) and line[len(_EVENT) :].strip() in _LAST_EVENTS:
+            return True
     return False
 
 
@@ -97,7 +114,7 @@ class SseRelay:
         return out
 
     def _watch_end(self, out: bytes) -> None:
-        if not self.ended and (_DONE in out or _ERROR in out):
+        if not self.ended and (_DONE in out or _ERROR in out or _EVENT in out):
             self.ended = _terminal(out)
 
     def _take_usage(self, out: bytes) -> bytes:

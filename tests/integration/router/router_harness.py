@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from sluiceway.clock import RealClock
 from sluiceway.config.coordinator import AsyncBrokerParams, load_coordinator_config
@@ -114,6 +118,30 @@ async def serving_router(app: RouterApp, stop: asyncio.Event | None = None) -> A
         await asyncio.wait_for(task, 30)
 
 
+@contextlib.asynccontextmanager
+async def sim_process(
+    folder: Path, *args: str, name: str = "sim"
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    """``sluiceway sim`` as a child process (so it can be killed for real), with ``args`` after
+    its fast default latencies: its URL, itself."""
+    ports = folder / f"{name}-ports.json"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "sluiceway", "sim", "--port", "0", "--ports-file", str(ports)),
+        *("--time-to-first-token", "5ms", "--inter-token-latency", "20ms", *args),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        await until(lambda: ports.exists() or proc.returncode is not None, limit=30, what="sim")
+        assert proc.returncode is None, "the simulator exited at start-up"
+        yield next(iter(json.loads(ports.read_text()).values())), proc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
 FLOW_CONTROL = """
 apiVersion: llm-d.ai/v1
 kind: EndpointPickerConfig
@@ -152,6 +180,21 @@ async def until(cond: Any, *, limit: float = 10.0, what: str = "condition") -> N
         if loop.time() > end:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.002)
+
+
+async def scrape(url: str) -> str:
+    """The router's ``/metrics`` page."""
+    async with aiohttp.ClientSession() as s, s.get(url + "/metrics") as r:
+        return await r.text()
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of series ``name`` with ``labels`` on a metrics page (0 when absent)."""
+    for family in text_string_to_metric_families(text):
+        for found in family.samples:
+            if found.name == name and all(found.labels.get(k) == v for k, v in labels.items()):
+                return float(found.value)
+    return 0.0
 
 
 def queued(rig: Rig) -> int:

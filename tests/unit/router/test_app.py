@@ -79,6 +79,11 @@ async def test_health_readiness_and_unknown_routes() -> None:
         ("POST", "/v1/models", b"GET"),
         ("GET", "/v1/completions", b"POST"),
         ("PUT", "/v1/chat/completions", b"POST"),
+        ("GET", "/v1/embeddings", b"POST"),
+        ("GET", "/v1/responses", b"POST"),
+        ("GET", "/tokenize", b"POST"),
+        ("GET", "/v2/rerank", b"POST"),
+        ("POST", "/health", b"GET, HEAD"),
     ],
 )
 async def test_a_known_path_with_another_method_is_405_with_allow(
@@ -87,6 +92,42 @@ async def test_a_known_path_with_another_method_is_405_with_allow(
     status, head, body = await _reply(_app(), path, method)
     assert status == 405 and head[b"allow"] == allow
     assert _error(body)["code"] == 405 and method in _error(body)["message"]
+
+
+async def test_health_is_vllms_empty_200_and_keyless() -> None:
+    status, head, body = await _reply(_app(), "/health")
+    assert (status, body) == (200, b"") and b"content-type" not in head
+    app = _app()
+    app.mount_coordinator(_refuse, key_check=lambda headers: False)
+    assert (await _call(app, "/health"))[0] == 200
+    assert (await _call(app, "/v1/embeddings", "POST"))[0] == 401
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/embeddings",
+        "/v1/responses",
+        "/tokenize",
+        "/detokenize",
+        "/score",
+        "/v1/score",
+        "/rerank",
+        "/v1/rerank",
+        "/v2/rerank",
+        "/pooling",
+        "/classify",
+    ],
+)
+async def test_vllms_post_routes_are_proxied_not_404(path: str) -> None:
+    # no endpoint is healthy before start(): the request reaches the request path, which
+    # reads the body first (here not JSON: 400), where an unknown route would be 404
+    status, _, body = await _reply(_app(), path, "POST", [], [b"not json"])
+    assert status == 400 and "malformed JSON" in _error(body)["message"]
+
+
+async def _refuse(scope: Any, receive: Any, send: Any) -> None:
+    raise AssertionError("not for the coordinator")
 
 
 async def test_not_ready_without_a_healthy_endpoint_or_with_none_configured() -> None:

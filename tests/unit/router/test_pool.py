@@ -99,3 +99,12 @@ def test_models_limit_the_pick() -> None:
     assert {m.url for m in pool.candidates("base")} == {"http://a", "http://b"}
     assert pool.models() == ["base", "lora-1"]
     assert len(pool.candidates("")) == 2  # no model named: any endpoint
+
+
+def test_a_pick_can_avoid_endpoints_already_tried() -> None:
+    pool, _ = _pool()
+    pool.set_models("http://a", frozenset({"base"}))
+    pool.set_models("http://b", frozenset({"base"}))
+    assert pool.pick(model="base", avoid={"http://a"}) is pool.members["http://b"]
+    assert pool.pick(model="base", avoid={"http://a", "http://b"}) is None
+    assert pool.candidates("base", {"http://b"}) == [pool.members["http://a"]]

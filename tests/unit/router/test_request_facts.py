@@ -7,6 +7,7 @@ import orjson
 import pytest
 
 from sluiceway.router.request_facts import BadRequest, read_request_facts
+from sluiceway.router.routes import ROUTES
 
 
 def test_stream_without_usage_gets_include_usage_and_strip() -> None:
@@ -41,3 +42,49 @@ def test_a_body_nested_past_the_limit_is_a_bad_request_not_a_server_error(field:
         read_request_facts(raw)
     shallow = b'{"model":"m","messages":' + b"[" * 63 + b"1" + b"]" * 63 + b"}"
     assert read_request_facts(shallow).model == "m"
+
+
+def test_an_input_only_route_costs_its_input_and_no_output() -> None:
+    rule = ROUTES["/v1/embeddings"].cost
+    assert rule is not None
+    raw = b'{"model":"e","input":["' + b"x" * 400 + b'"],"stream":true}'
+    facts = read_request_facts(raw, rule)
+    assert (facts.model, facts.max_tokens) == ("e", 0)
+    assert facts.prompt_tokens == 101  # the input as JSON, 404 bytes, ~4 a token
+    assert facts.body == raw and not facts.strip_usage  # nothing to ask usage of
+
+
+def test_token_ids_count_one_each() -> None:
+    rule = ROUTES["/detokenize"].cost
+    assert rule is not None
+    facts = read_request_facts(b'{"model":"m","tokens":[101,102,103,104,105,106,107]}', rule)
+    assert (facts.prompt_tokens, facts.max_tokens) == (7, 0)
+    prompt = read_request_facts(b'{"model":"m","prompt":[5,6,7],"max_tokens":2}')
+    assert (prompt.prompt_tokens, prompt.max_tokens) == (3, 2)
+
+
+def test_responses_cost_instructions_and_input_plus_max_output_tokens() -> None:
+    rule = ROUTES["/v1/responses"].cost
+    assert rule is not None
+    raw = b'{"model":"m","instructions":"be brief","input":"' + b"y" * 40 + b'",'
+    streamed = read_request_facts(raw + b'"max_output_tokens":50,"stream":true}', rule)
+    assert (streamed.prompt_tokens, streamed.max_tokens) == (2 + 10, 50)
+    assert streamed.prefix.startswith(b"be brief") and not streamed.strip_usage
+    assert b"stream_options" not in streamed.body  # not a Responses API field
+    assert read_request_facts(raw + b'"stream":false}', rule).max_tokens == 16
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "tokens"),
+    [
+        ("/v1/score", b'{"text_1":"' + b"a" * 20 + b'","text_2":"' + b"b" * 20 + b'"}', 10),
+        ("/score", b'{"queries":"' + b"a" * 8 + b'","documents":["' + b"b" * 30 + b'"]}', 2 + 8),
+        ("/v2/rerank", b'{"query":"' + b"q" * 12 + b'","documents":["' + b"d" * 30 + b'"]}', 3 + 8),
+        ("/tokenize", b'{"prompt":"' + b"p" * 16 + b'"}', 4),
+    ],
+)
+def test_score_rerank_and_tokenize_cost_their_inputs(path: str, body: bytes, tokens: int) -> None:
+    rule = ROUTES[path].cost
+    assert rule is not None
+    facts = read_request_facts(body, rule)
+    assert (facts.prompt_tokens, facts.max_tokens) == (tokens, 0)

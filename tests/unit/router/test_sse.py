@@ -77,3 +77,35 @@ def test_done_inside_generated_text_is_not_the_end() -> None:
     relay = SseRelay(strip_usage=False)
     relay.feed(b'data: {"choices":[{"text":"[DONE] {\\"error\\""}]}\n\n')
     assert not relay.ended
+
+
+CREATED = (
+    b'event: response.created\ndata: {"type":"response.created","response":{"usage":null}}\n\n'
+)
+DELTA = b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta"}\n\n'
+COMPLETED = (
+    b"event: response.completed\n"
+    b'data: {"type":"response.completed","response":{"status":"completed",'
+    b'"usage":{"input_tokens":9,"output_tokens":4,"total_tokens":13}}}\n\n'
+)
+
+
+def test_a_responses_stream_ends_with_its_last_event_and_carries_its_usage() -> None:
+    relay = SseRelay(strip_usage=False)
+    assert relay.feed(CREATED + DELTA) == CREATED + DELTA and not relay.ended
+    assert relay.feed(COMPLETED) == COMPLETED  # passed on whole, never stripped
+    assert relay.ended and relay.usage == Usage(9, 4)
+
+
+def test_a_responses_stream_without_its_last_event_was_cut() -> None:
+    relay = SseRelay(strip_usage=False)
+    relay.feed(CREATED + DELTA + b"event: response.output_text.delta\n")
+    relay.flush()
+    assert not relay.ended
+
+
+def test_usage_from_a_plain_responses_body() -> None:
+    body = b'{"object":"response","usage":{"input_tokens":5,"output_tokens":7}}'
+    assert usage_from_body(body) == Usage(5, 7)
+    embeddings = b'{"object":"list","usage":{"prompt_tokens":8,"total_tokens":8}}'
+    assert usage_from_body(embeddings) == Usage(8, 0)
