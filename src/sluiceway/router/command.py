@@ -115,6 +115,10 @@ def router(
     health_interval: Annotated[
         str, Opt("--health-interval", help="How often each endpoint's health is checked.")
     ] = "1s",
+    models_interval: Annotated[
+        str,
+        Opt("--models-interval", help="How often each endpoint's /v1/models is read (0: on join)."),
+    ] = "10s",
     prefix_affinity: Annotated[
         bool, Opt("--prefix-affinity", help="Prefer the endpoint that served a prompt's prefix.")
     ] = False,
@@ -186,6 +190,7 @@ def router(
             pool_name=pool_name,
             drain_timeout=_seconds(drain_timeout, "--drain-timeout"),
             health_interval=_seconds(health_interval, "--health-interval"),
+            models_interval=_seconds(models_interval, "--models-interval"),
             prefix_affinity=prefix_affinity,
             limits=RequestLimits(
                 max_body_bytes, max_headers, max_header_bytes, max_headers_total_bytes
