@@ -49,5 +49,6 @@ def defined_names() -> frozenset[str]:
         names.SIM_RUNNING_BY_LABEL,
         names.COORDINATOR_REQUESTS_TOTAL,
         names.COORDINATOR_HELD_CONNECTIONS,
+        names.INFERENCE_POOL_READY_PODS,
     }
     return frozenset(base | {n + s for n in base for s in _HISTOGRAM_SUFFIXES})

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from sluiceway.observability.names import ROUTER_DEPRECATED_PREFIX, ROUTER_PREFIX
+from sluiceway.observability.names import (
+    INFERENCE_POOL_READY_PODS,
+    ROUTER_DEPRECATED_PREFIX,
+    ROUTER_PREFIX,
+)
 
 __all__ = ["budget_queries", "matchers", "saturation_queries"]
 
@@ -39,10 +43,11 @@ def budget_queries(pool: str, namespace: str, max_concurrency: int) -> list[str]
     by_name = matchers(name=pool, namespace=namespace)
     m = max_concurrency
     queue = f"{ROUTER_DEPRECATED_PREFIX}flow_control_queue_size"
+    ready = f"{INFERENCE_POOL_READY_PODS}{by_name}"
     return [
         f"1 - (sum by(inference_pool)({queue}{by_pool}) / on() "
-        f"(inference_pool_ready_pods{by_name} * {m}))",
+        f"({ready} * {m}))",
         f"1 - (avg by(name)(inference_pool_per_pod_queue_size{by_name}) / {m})",
         f"1 - (sum(vllm:num_requests_running{by_pool}) / on() "
-        f"(inference_pool_ready_pods{by_name} * {m}))",
+        f"({ready} * {m}))",
     ]

@@ -82,6 +82,9 @@ SATURATION_STAGES: Final = ("prefill", "decode", "effective")
 # answered 502; ``mid_stream``: the stream ended with an error event instead of ``[DONE]``).
 ROUTER_UPSTREAM_FAILURES_TOTAL: Final = "sluiceway_router_upstream_failures_total"
 ROUTER_UPSTREAM_FAILURE_PHASES: Final = ("before_response", "mid_stream")
+# The InferencePool's own gauge, unprefixed as upstream's pool metrics are (label ``name``, the
+# pool): the endpoints taking traffic. The pool gates' budget queries divide by it.
+INFERENCE_POOL_READY_PODS: Final = "inference_pool_ready_pods"
 # Requests moved to another endpoint after theirs failed before the response started.
 ROUTER_UPSTREAM_RETRIES_TOTAL: Final = "sluiceway_router_upstream_retries_total"
 

@@ -93,4 +93,5 @@ def build_router(
         settings.endpoints, clock, load=load, weights=weights, affinity=settings.prefix_affinity
     )
     gateway = Gateway(settings, flow, clock, objectives=objectives, trust=trust, pool=pool)
+    gateway.metrics.watch_pool(lambda: len(pool.healthy))
     return RouterApp(gateway), [*notes, *trust_notes]

@@ -23,6 +23,7 @@ from prometheus_client.registry import Collector
 
 from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.observability.names import (
+    INFERENCE_POOL_READY_PODS,
     ROUTER_UPSTREAM_FAILURE_PHASES,
     ROUTER_UPSTREAM_FAILURES_TOTAL,
     ROUTER_UPSTREAM_RETRIES_TOTAL,
@@ -223,6 +224,26 @@ class RouterMetrics:
     ) -> None:
         """Register the scrape-time collector over the live controller and pool."""
         self.registry.register(_ControllerCollector(self.pool, controller, stale, saturation))
+
+    def watch_pool(self, ready: Callable[[], int]) -> None:
+        """Register ``inference_pool_ready_pods``: ``ready()`` (the endpoints taking traffic)
+        when scraped."""
+        self.registry.register(_PoolCollector(self.pool, ready))
+
+
+class _PoolCollector(Collector):
+    def __init__(self, pool: str, ready: Callable[[], int]) -> None:
+        self._pool = pool
+        self._ready = ready
+
+    def collect(self) -> Iterator[Any]:
+        g = GaugeMetricFamily(
+            INFERENCE_POOL_READY_PODS,
+            "Endpoints taking traffic (healthy, not draining).",
+            labels=["name"],
+        )
+        g.add_metric([self._pool], self._ready())
+        yield g
 
 
 class _ControllerCollector(Collector):

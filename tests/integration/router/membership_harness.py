@@ -16,6 +16,7 @@ from router_harness import body, fc_config, picker_config, serving_router
 from sluiceway.clock import RealClock
 from sluiceway.router.app import RouterApp
 from sluiceway.router.build import build_router
+from sluiceway.router.pool import EndpointPool
 from sluiceway.router.settings import RouterSettings
 from sluiceway.sim import Engine
 
@@ -29,13 +30,20 @@ def served(engine: Engine) -> int:
 
 @dataclass
 class Router:
+    """A router reached over HTTP; ``app`` when it runs in this process (not a CLI's)."""
+
     url: str
-    app: RouterApp
+    app: RouterApp | None
     session: aiohttp.ClientSession
+
+    @property
+    def pool(self) -> EndpointPool:
+        assert self.app is not None
+        return self.app.gateway.pool
 
     def members(self) -> set[str]:
         """The endpoints taking traffic."""
-        return {m.url for m in self.app.gateway.pool.healthy}
+        return {m.url for m in self.pool.healthy}
 
     async def complete(self, max_tokens: int = 1) -> int:
         """One request through the router; its status."""

@@ -51,6 +51,10 @@ async def test_addresses_join_and_leave_and_a_failure_keeps_them(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="sluiceway.router.dns_discovery")
+
+    def mine() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.name == "sluiceway.router.dns_discovery"]
+
     clock = RealClock(50.0)  # the 5 s interval is 0.1 s of wall time
     resolver = FakeResolver(["127.0.0.2"])
     async with two_hosts() as (first, second, port):
@@ -72,7 +76,7 @@ async def test_addresses_join_and_leave_and_a_failure_keeps_them(
             asked = resolver.asked
             await until(lambda: resolver.asked >= asked + 3)
             assert router.members() == {a, b}
-            warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+            warnings = [r for r in mine() if r.levelno == logging.WARNING]
             assert [w.getMessage() for w in warnings] == [
                 f"dns {name}: cannot resolve ([Errno -2] Name or service not known); "
                 "keeping its 2 endpoints"
@@ -80,7 +84,7 @@ async def test_addresses_join_and_leave_and_a_failure_keeps_them(
             resolver.failing = False
             resolver.addresses = ["127.0.0.3"]
             await until(lambda: router.members() == {b})
-            assert caplog.records[-1].getMessage() == f"dns {name} resolves again: 1 endpoints"
+            assert mine()[-1].getMessage() == f"dns {name} resolves again: 1 endpoints"
 
 
 async def test_the_system_resolver_on_localhost() -> None:

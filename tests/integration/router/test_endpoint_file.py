@@ -17,6 +17,8 @@ from sluiceway.clock import RealClock
 from sluiceway.router.discovery import Discovery
 from sluiceway.sim import SimConfig, running_simulator
 
+WATCH_LOG = "sluiceway.router.path_watch"
+
 
 async def _write_until(router: Router, listing: Path, text: str, members: set[str]) -> None:
     """Write ``text`` until the pool is ``members``: the watcher registers with the kernel some
@@ -52,7 +54,7 @@ async def test_an_edit_reaches_traffic_within_a_second(tmp_path: Path) -> None:
             await _write_until(router, listing, f"{a}\n{b}\n", {a, b})
             listing.write_text(f"# b is gone\n{a}\n")
             await until(lambda: router.members() == {a})
-            assert b not in router.app.gateway.pool.members  # idle: it left at once
+            assert b not in router.pool.members  # idle: it left at once
             start = time.monotonic()
             listing.write_text(f"{a}\n{b}\n")
             await router.until_served_by(sims.engines[1])
@@ -84,7 +86,7 @@ async def test_a_removed_endpoint_finishes_its_streams_and_takes_no_new_request(
             running = asyncio.create_task(stream())
             await until(lambda: engine_a.num_running == 1)
             await _write_until(router, listing, f"{b}\n", {b})
-            pool = router.app.gateway.pool
+            pool = router.pool
             assert pool.members[a].draining  # still finishing its stream
             for _ in range(3):
                 assert await router.complete() == 200
@@ -98,7 +100,7 @@ async def test_a_removed_endpoint_finishes_its_streams_and_takes_no_new_request(
 async def test_a_broken_edit_keeps_the_list_and_is_logged_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="sluiceway.router.path_watch")
+    caplog.set_level(logging.DEBUG, logger=WATCH_LOG)
     async with running_simulator(SimConfig(), instances=2) as sims:
         a, b = sims.urls
         listing = tmp_path / "endpoints"
@@ -110,7 +112,7 @@ async def test_a_broken_edit_keeps_the_list_and_is_logged_once(
             await _write_until(router, listing, f"{a}\n{b}\n", {a, b})
 
             def records(level: int) -> list[logging.LogRecord]:
-                return [r for r in caplog.records if r.levelno == level]
+                return [r for r in caplog.records if r.levelno == level and r.name == WATCH_LOG]
 
             reloads = len(records(logging.DEBUG))
             listing.write_text(f"{a}\nvllm-1:8000\n")

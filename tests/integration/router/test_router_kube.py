@@ -13,11 +13,10 @@ from fake_kube import FakeApiServer, fake_api
 from router_harness import until
 
 from sluiceway.clock import VirtualClock
+from sluiceway.router.kube import ObjectiveWatch
 from sluiceway.router.objectives import ObjectiveTable
 
 pytest.importorskip("kubernetes_asyncio")
-
-from sluiceway.router.kube import ObjectiveWatch  # noqa: E402
 
 PATH = "/apis/llm-d.ai/v1alpha2/inferenceobjectives"
 

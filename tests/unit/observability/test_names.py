@@ -55,6 +55,7 @@ def test_router_names_and_twins() -> None:
     )
     with pytest.raises(KeyError):
         names.router_metric("flow_control_requests_total", deprecated=True)
+    assert names.INFERENCE_POOL_READY_PODS == "inference_pool_ready_pods"
 
 
 def test_simulator_names() -> None:

@@ -56,3 +56,18 @@ def test_upstream_failures_are_counted_by_phase_from_zero() -> None:
     text = generate_latest(metrics.registry).decode()
     assert f'{name}{{inference_pool="pool",phase="mid_stream"}} 1.0' in text
     assert f'{name}{{inference_pool="pool",phase="before_response"}} 2.0' in text
+
+
+def test_ready_pods_are_read_when_scraped() -> None:
+    """``inference_pool_ready_pods{name}``, unprefixed as upstream's pool gauges: the pool
+    gates' budget queries divide by it."""
+    metrics = RouterMetrics("pool")
+    ready = [2]
+    metrics.watch_pool(lambda: ready[0])
+    assert (
+        'inference_pool_ready_pods{name="pool"} 2.0' in generate_latest(metrics.registry).decode()
+    )
+    ready[0] = 0
+    assert (
+        'inference_pool_ready_pods{name="pool"} 0.0' in generate_latest(metrics.registry).decode()
+    )
