@@ -10,17 +10,22 @@ submodule never pulls in the HTTP stack and jump-to-definition lands on the defi
 Files:
 
 - ``app``: the ASGI application, and the seam where a coordinator mounts (with its API-key
-  check and drain hook); ``trust``: which callers may set the objective and fairness headers;
+  check and drain hook); ``routes``: the route table (per path: methods, what answers it, how
+  a proxied body is costed); ``trust``: which callers may set the objective and fairness
+  headers;
 - ``gateway``: the request path (read, admit, proxy, finish), with ``exchange``, one proxied
   request's live state; ``limits``: how large a request's body and headers may be (413, 431);
   ``identity``: who a request is, from its headers (pure);
-  ``request_facts``: what its body asks for (model, stream, token estimate, prefix; pure);
+  ``request_facts``: what its body asks for (model, stream, token estimate by the route's
+  cost rule, prefix; pure); ``failover``: a request whose endpoint failed before the response
+  moved to another;
 - ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
   ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
   directory, reloaded on change) or ``kube`` (the Kubernetes API, list then watch);
   ``path_watch``: a file or directory reloaded when it changes; ``kube_watch``: the
   list-then-watch loop over Kubernetes objects, shared by the objective and Pod watches;
-- ``pool``: the endpoint pool (model servers, health, in-flight counts); ``load``: per-endpoint
+- ``pool``: the endpoint pool (model servers, health, in-flight counts); ``served_models``:
+  each endpoint's models, learned from its ``/v1/models``; ``load``: per-endpoint
   load as the detector and picker see it; ``picker``: the model server for one request (pure);
 - ``membership``: the pool's members as the union of its sources, which ``discovery`` builds
   from the flags: ``endpoint_file`` (``--endpoints-file``, watched), ``dns_discovery`` (every

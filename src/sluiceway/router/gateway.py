@@ -5,7 +5,7 @@ chat, responses, embeddings, ...) as a raw ASGI callable:
 
 1. read the body (up to the body limit: 413 above) and headers (untrusted callers lose their
    identity headers); its cost is read by the route's rule; a model no endpoint serves is
-   answered 404 at once (:mod:`sluiceway.router.model_catalog`);
+   answered 404 at once (:mod:`sluiceway.router.served_models`);
 2. admission (:class:`~sluiceway.router.flow.RouterFlow`): flow control, or legacy shedding
    when it is off; a drop is answered with its status and reason;
 3. the upstream answer is relayed as it arrives (:mod:`sluiceway.router.proxy`); a connection
@@ -45,7 +45,6 @@ from sluiceway.router.flow import RouterFlow
 from sluiceway.router.identity import header_map, read_identity
 from sluiceway.router.limits import BodyTooLarge, read_body
 from sluiceway.router.metrics import RouterMetrics
-from sluiceway.router.model_catalog import ModelCatalog, unserved_answer
 from sluiceway.router.objectives import ObjectiveTable
 from sluiceway.router.outcomes import (
     UPSTREAM_CUT_EVENT,
@@ -64,6 +63,7 @@ from sluiceway.router.request_facts import (
     RequestFacts,
     read_request_facts,
 )
+from sluiceway.router.served_models import ServedModels, unserved_answer
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.sse import EVICTED_EVENT
 from sluiceway.router.trust import HeaderTrust
@@ -113,7 +113,7 @@ class Gateway:
         self.objectives = objectives or ObjectiveTable()
         self.objectives.on_change = self.admission.set_priorities
         self.admission.set_priorities(frozenset(self.objectives.names().values()))
-        self.catalog = ModelCatalog(
+        self.catalog = ServedModels(
             self.pool, clock, interval=settings.models_interval, timeout=settings.health_timeout
         )
         self.failover = Failover(self.pool, self.metrics, clock, retries=settings.upstream_retries)

@@ -15,7 +15,7 @@ from typing import Final
 
 from sluiceway.router.request_facts import GENERATION, CostRule, input_only
 
-__all__ = ["ROUTES", "Handler", "Route"]
+__all__ = ["ROUTES", "Handler", "RouteSpec"]
 
 
 class Handler(enum.Enum):
@@ -30,7 +30,7 @@ class Handler(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Route:
+class RouteSpec:
     """``cost``: how a proxied body is costed (None for the router's own routes); ``keyless``:
     answered without an API key (probes and scrapers)."""
 
@@ -44,19 +44,19 @@ _POST: Final = ("POST",)
 _PROBE: Final = ("GET", "HEAD")
 
 
-def _proxied(cost: CostRule) -> Route:
-    return Route(_POST, Handler.PROXY, cost)
+def _proxied(cost: CostRule) -> RouteSpec:
+    return RouteSpec(_POST, Handler.PROXY, cost)
 
 
-def _probe(handler: Handler) -> Route:
-    return Route(_PROBE, handler, keyless=True)
+def _probe(handler: Handler) -> RouteSpec:
+    return RouteSpec(_PROBE, handler, keyless=True)
 
 
 _EMBED: Final = _proxied(input_only("input", "messages"))
 _SCORE: Final = _proxied(input_only("text_1", "text_2", "data_1", "data_2", "queries", "documents"))
 _RERANK: Final = _proxied(input_only("query", "documents"))
 
-ROUTES: Final[dict[str, Route]] = {
+ROUTES: Final[dict[str, RouteSpec]] = {
     "/v1/completions": _proxied(GENERATION),
     "/v1/chat/completions": _proxied(GENERATION),
     # The Responses API: instructions and input, capped by max_output_tokens (16 when unset,
@@ -74,7 +74,7 @@ ROUTES: Final[dict[str, Route]] = {
     "/v2/rerank": _RERANK,
     "/tokenize": _proxied(input_only("prompt", "messages")),
     "/detokenize": _proxied(input_only("tokens")),
-    "/v1/models": Route(("GET",), Handler.MODELS),
+    "/v1/models": RouteSpec(("GET",), Handler.MODELS),
     "/health": _probe(Handler.ALIVE),
     "/healthz": _probe(Handler.HEALTH),
     "/readyz": _probe(Handler.READY),

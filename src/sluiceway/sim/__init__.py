@@ -10,7 +10,8 @@ The path of a request through the package, file by file:
 2. ``server_pool.py``: ``running_simulator`` binds one port per instance.
 3. ``http_api.py``: the aiohttp handlers of one instance; ``failures.py`` may answer an
    injected error first; ``openai_request.py`` parses and validates the body
-   (``tokenizer.py`` turns text into token ids).
+   (``tokenizer.py`` turns text into token ids); ``embeddings.py`` and ``tokenizer_api.py``
+   answer ``/v1/embeddings``, ``/tokenize`` and ``/detokenize`` at once, without the engine.
 4. ``engine_driver.py``: submits the request to the engine and steps the engine when a token
    is due; ``engine.py`` is the pure scheduler (``waiting.py`` queue, ``kvcache.py`` blocks,
    ``sequence.py`` per-request state, ``labels.py`` counts by header).

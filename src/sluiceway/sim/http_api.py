@@ -1,4 +1,5 @@
-"""The HTTP API of one simulated model server (aiohttp.web): OpenAI endpoints, metrics, admin.
+"""The HTTP API of one simulated model server (aiohttp.web): OpenAI endpoints (generation,
+embeddings, vLLM's tokenizer routes), metrics, admin.
 
 aiohttp.web is used because, measured on this kind of machine, it emits SSE from the server
 itself faster than the alternatives; the app runner is started with handler cancellation on, so
@@ -23,6 +24,7 @@ from sluiceway.clock import Clock
 from sluiceway.errors import ConfigError
 from sluiceway.sim.admin_config import apply_admin_changes, config_view
 from sluiceway.sim.config import RUNTIME_FIELDS, SimConfig
+from sluiceway.sim.embeddings import embedding_body, parse_embedding_request
 from sluiceway.sim.engine import Engine
 from sluiceway.sim.engine_driver import EngineDriver, TokenStream
 from sluiceway.sim.failures import (
@@ -41,6 +43,7 @@ from sluiceway.sim.sequence import Admission, SimRequest
 from sluiceway.sim.sse import SseWriter
 from sluiceway.sim.stop_strings import StopCut, find_stop
 from sluiceway.sim.tokenizer import output_salt
+from sluiceway.sim.tokenizer_api import detokenize_body, tokenize_body
 
 __all__ = ["SimInstance"]
 
@@ -73,6 +76,9 @@ class SimInstance:
         )
         self.app.router.add_post("/v1/completions", self._completions)
         self.app.router.add_post("/v1/chat/completions", self._chat)
+        self.app.router.add_post("/v1/embeddings", self._embeddings)
+        self.app.router.add_post("/tokenize", self._tokenize)
+        self.app.router.add_post("/detokenize", self._detokenize)
         self.app.router.add_get("/v1/models", self._models)
         self.app.router.add_get("/v1/models/{model_id:.+}", self._model)
         self.app.router.add_get("/health", self._health)
@@ -203,6 +209,29 @@ class SimInstance:
             await response.write_eof()
         return response
 
+    # -- embeddings and the tokenizer ----------------------------------------------------------
+
+    async def _embeddings(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        failure = self._failure(request, body)
+        if isinstance(failure, ApiError):
+            return _error(failure)
+        if failure is not None:
+            return _failure_response(failure)
+        parsed = parse_embedding_request(body, self.config)
+        if isinstance(parsed, ApiError):
+            return _error(parsed)
+        answer = embedding_body(
+            parsed, "embd-" + uuid.uuid4().hex, int(self.clock.now()), self.config.model
+        )
+        return _json(answer, _echo_id(request))
+
+    async def _tokenize(self, request: web.Request) -> web.Response:
+        return _json(tokenize_body(await request.read(), self.config))
+
+    async def _detokenize(self, request: web.Request) -> web.Response:
+        return _json(detokenize_body(await request.read(), self.config))
+
     # -- the rest -----------------------------------------------------------------------------
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -294,6 +323,12 @@ def _error(err: ApiError) -> web.Response:
     return web.Response(
         status=err.status, body=api_error_body(err), content_type="application/json"
     )
+
+
+def _json(answer: bytes | ApiError, headers: dict[str, str] | None = None) -> web.Response:
+    if isinstance(answer, ApiError):
+        return _error(answer)
+    return web.Response(body=answer, content_type="application/json", headers=headers)
 
 
 def _failure_response(failure: Failure) -> web.Response:

@@ -15,7 +15,7 @@ import orjson
 from sluiceway.sim.config import SimConfig
 from sluiceway.sim.tokenizer import chat_prompt, content_text, detokenize, tokenize
 
-__all__ = ["MAX_LOGPROBS", "ApiError", "Kind", "Parsed", "parse_request"]
+__all__ = ["MAX_LOGPROBS", "ApiError", "Kind", "Parsed", "check_model", "parse_request"]
 
 Kind = Literal["completion", "chat"]
 
@@ -64,7 +64,7 @@ def parse_request(body: bytes, kind: Kind, config: SimConfig) -> Parsed | ApiErr
         return ApiError(400, f"malformed JSON body: {exc}")
     if not isinstance(data, dict):
         return ApiError(400, "request body must be a JSON object")
-    model_error = _check_model(data, config)
+    model_error = check_model(data, config)
     if model_error is not None:
         return model_error
     prompt = _prompt(data, kind)
@@ -73,8 +73,15 @@ def parse_request(body: bytes, kind: Kind, config: SimConfig) -> Parsed | ApiErr
     return _limits(data, kind, prompt, config)
 
 
-def _check_model(data: dict[str, Any], config: SimConfig) -> ApiError | None:
+def check_model(
+    data: dict[str, Any], config: SimConfig, *, required: bool = True
+) -> ApiError | None:
+    """404 for a model this server does not serve, as vLLM words it; 400 when ``model`` is
+    missing and ``required`` (generation routes; vLLM's embeddings and tokenizer routes take
+    the served model when none is named)."""
     model = data.get("model")
+    if model is None and not required:
+        return None
     if not isinstance(model, str) or not model:
         return ApiError(400, "'model' is required", param="model")
     if model != config.model:

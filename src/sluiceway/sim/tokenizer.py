@@ -31,6 +31,7 @@ __all__ = [
     "nearby_token",
     "output_salt",
     "output_token",
+    "token_texts",
     "tokenize",
     "word_json",
 ]
@@ -53,6 +54,11 @@ _WORDS: Final = len(_TEXTS)
 def tokenize(text: str) -> list[int]:
     """Token ids of ``text`` (words and punctuation marks, stable across processes)."""
     return [zlib.crc32(piece.encode()) % VOCAB_SIZE for piece in _TOKEN_RE.findall(text)]
+
+
+def token_texts(text: str) -> list[str]:
+    """The text of each of ``text``'s tokens, in the order ``tokenize`` gives their ids."""
+    return _TOKEN_RE.findall(text)
 
 
 # The id each vocabulary word tokenizes to (distinct: tests/unit/sim/test_tokenizer.py checks).

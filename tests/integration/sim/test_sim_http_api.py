@@ -440,3 +440,38 @@ async def test_a_request_aiohttp_cannot_parse_is_a_400_without_an_error_log(
             assert resp.status == 200
     logged = [r for r in caplog.records if r.name == "aiohttp.server"]
     assert logged and all(r.levelno == logging.DEBUG for r in logged)
+
+
+async def test_embeddings_with_the_openai_client_in_every_encoding(
+    client: openai.AsyncOpenAI,
+) -> None:
+    texts = ["the river bank", "the river gate", "quota metric signal"]
+    floats = await client.embeddings.create(model="sim-model", input=texts, encoding_format="float")
+    vectors = [d.embedding for d in floats.data]
+    assert [d.index for d in floats.data] == [0, 1, 2] and len(vectors[0]) == 64
+    assert floats.usage.prompt_tokens == floats.usage.total_tokens == 9
+    # the client's default asks for base64 and decodes it: the same vectors, as float32
+    default = await client.embeddings.create(model="sim-model", input=texts)
+    for got, want in zip((d.embedding for d in default.data), vectors, strict=True):
+        assert all(abs(a - b) < 1e-6 for a, b in zip(got, want, strict=True))
+    packed = await client.embeddings.create(
+        model="sim-model", input="the river bank", encoding_format="base64", dimensions=8
+    )
+    assert isinstance(packed.data[0].embedding, str)  # left encoded when asked for
+    near = sum(a * b for a, b in zip(vectors[0], vectors[1], strict=True))
+    far = sum(a * b for a, b in zip(vectors[0], vectors[2], strict=True))
+    assert near > far
+    with pytest.raises(openai.NotFoundError):
+        await client.embeddings.create(model="other", input="x")
+
+
+async def test_tokenize_and_detokenize(sim: SimPool, http: aiohttp.ClientSession) -> None:
+    body = {"model": "sim-model", "prompt": " river gate", "return_token_strs": True}
+    async with http.post(sim.urls[0] + "/tokenize", json=body) as resp:
+        assert resp.status == 200
+        tokens = await resp.json()
+    assert tokens["count"] == 2 and tokens["token_strs"] == ["river", "gate"]
+    async with http.post(sim.urls[0] + "/detokenize", json={"tokens": tokens["tokens"]}) as resp:
+        assert (resp.status, await resp.json()) == (200, {"prompt": " river gate"})
+    async with http.get(sim.urls[0] + "/tokenize") as resp:
+        assert resp.status == 405 and resp.headers["Allow"] == "POST"

@@ -29,7 +29,7 @@ from sluiceway.router.pool import EndpointPool, PoolMember
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer
 
-__all__ = ["ModelCatalog", "model_list", "read_model_cards", "unserved_answer"]
+__all__ = ["ServedModels", "model_list", "read_model_cards", "unserved_answer"]
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def unserved_answer(model: str, members: Iterable[PoolMember]) -> Answer | None:
     return model_not_found(model)
 
 
-class ModelCatalog:
+class ServedModels:
     """Learns each endpoint's models into the pool; keeps their cards for ``/v1/models``."""
 
     def __init__(

@@ -6,8 +6,8 @@ import orjson
 import pytest
 
 from sluiceway.clock import VirtualClock
-from sluiceway.router.model_catalog import model_list, read_model_cards, unserved_answer
 from sluiceway.router.pool import EndpointPool
+from sluiceway.router.served_models import model_list, read_model_cards, unserved_answer
 
 VLLM_LIST = orjson.dumps(
     {
