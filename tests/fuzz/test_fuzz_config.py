@@ -42,6 +42,9 @@ SEEDS: Final[dict[str, list[Any]]] = {
     "helm-values": read_documents(GUIDE / "values-redis-tier-priority-admission.yaml"),
     "router-values": read_documents(EXAMPLES / "f-eviction" / "router-values.yaml"),
     "endpoint-picker-config": [yaml.safe_load(fc_config())],
+    "llm-inference-service": read_documents(
+        ROOT / "tests" / "fixtures" / "kserve" / "llminferenceservice-inline.yaml"
+    ),
     "inference-objectives": read_documents(GUIDE / "inferenceobjectives.yaml"),
     "coordinator": read_documents(GUIDE / "coordinator-config.yaml"),
     "kubernetes-manifest": read_documents(GUIDE / "coordinator-deployment.yaml"),

@@ -30,7 +30,9 @@ Files:
   picker's scorer parameters), ``params`` (field types following upstream's parsing rules),
   ``registry`` (the one registry of gate and plugin type names);
 - router: ``router`` (the ``EndpointPickerConfig`` YAML), ``router_values`` (the router chart's
-  Helm values as the guide ships them), ``objectives`` (``InferenceObjective`` documents);
+  Helm values as the guide ships them), ``llm_inference_service`` (KServe's
+  ``LLMInferenceService``, the configuration under ``spec.router.scheduler``), ``objectives``
+  (``InferenceObjective`` documents);
 - ``coordinator``: the coordinator's config file;
 - ``kinds``: which document a file holds; ``command``: ``sluiceway check-config FILE``.
 """

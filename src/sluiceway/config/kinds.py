@@ -10,6 +10,10 @@ from typing import Any, Final
 
 from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.config.documents import read_documents
+from sluiceway.config.llm_inference_service import (
+    is_llm_inference_service,
+    load_llm_inference_service,
+)
 from sluiceway.config.objectives import load_objectives
 from sluiceway.config.processor import (
     DEFAULT_POOL_ID,
@@ -33,6 +37,7 @@ KINDS: Final = (
     "helm-values",
     "router-values",
     "endpoint-picker-config",
+    "llm-inference-service",
     "inference-objectives",
     "coordinator",
     "kubernetes-manifest",
@@ -71,6 +76,8 @@ def _mapping_kind(doc: Mapping[str, Any]) -> str | None:
     kind = doc.get("kind")
     if kind == "EndpointPickerConfig":
         return "endpoint-picker-config"
+    if is_llm_inference_service(doc):
+        return "llm-inference-service"
     if kind in ("InferenceObjective", "List"):
         return "inference-objectives"
     if "ap" in doc:
@@ -155,6 +162,7 @@ def _loader(kind: str, transport: str | None) -> Callable[[Path, list[Any]], Loa
         "helm-values": lambda p, d: load_processor_settings(config_file=p, transport=transport),
         "router-values": lambda p, d: validate_model(RouterValues, d[0]),
         "endpoint-picker-config": lambda p, d: load_endpoint_picker_config(d[0]),
+        "llm-inference-service": lambda p, d: load_llm_inference_service(d[0]),
         "inference-objectives": lambda p, d: load_objectives(d),
         "coordinator": lambda p, d: load_coordinator_config(d[0]),
         "kubernetes-manifest": lambda p, d: _manifest(d),

@@ -14,23 +14,19 @@ from pydantic import ConfigDict, Field
 
 from sluiceway.config.documents import parse_documents
 from sluiceway.config.router import EndpointPickerConfig, load_endpoint_picker_config
-from sluiceway.config.strict import CamelModel, join_path
+from sluiceway.config.strict import CamelModel, LooseCamelModel, join_path
 from sluiceway.errors import ConfigError
 
 __all__ = ["RouterValues", "embedded_picker_configs"]
 
 
-class _Loose(CamelModel):
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
-
-
-class EppValues(_Loose):
+class EppValues(LooseCamelModel):
     plugins_config_file: str = ""
     plugins_custom_config: dict[str, Any] = Field(default_factory=dict)
     flags: dict[str, Any] = Field(default_factory=dict)
 
 
-class RouterChart(_Loose):
+class RouterChart(LooseCamelModel):
     epp: EppValues = Field(default_factory=EppValues)
 
 

@@ -19,6 +19,7 @@ from sluiceway.errors import ConfigError
 __all__ = [
     "CamelModel",
     "Loaded",
+    "LooseCamelModel",
     "StrictModel",
     "collect_warnings",
     "config_error",
@@ -50,6 +51,15 @@ class CamelModel(StrictModel):
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
+
+
+class LooseCamelModel(CamelModel):
+    """A CamelModel that keeps unknown keys: for documents (Helm values, Kubernetes objects)
+    of which only a few fields are ours to read, the rest belonging to a chart or controller."""
+
+    model_config = ConfigDict(
+        extra="allow", frozen=True, populate_by_name=True, alias_generator=to_camel
     )
 
 

@@ -1,8 +1,9 @@
 """Assemble a router from its configuration files (start-up errors name the field at fault).
 
-``--config`` takes an ``EndpointPickerConfig`` document or the router chart's values file (the
+``--config`` takes an ``EndpointPickerConfig`` document, the router chart's values file (the
 ``EndpointPickerConfig`` inside ``router.epp.pluginsCustomConfig``, the one
-``pluginsConfigFile`` names, or the only one).
+``pluginsConfigFile`` names, or the only one), or KServe's ``LLMInferenceService`` (the one
+under ``spec.router.scheduler``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from typing import Any, Final
 
 from sluiceway.clock import Clock
 from sluiceway.config.documents import read_documents
+from sluiceway.config.llm_inference_service import (
+    is_llm_inference_service,
+    load_llm_inference_service,
+)
 from sluiceway.config.router import EndpointPickerConfig, load_endpoint_picker_config
 from sluiceway.config.router_values import RouterValues, embedded_picker_configs
 from sluiceway.config.strict import validate_model
@@ -49,6 +54,8 @@ def load_picker_config(path: Path | None) -> tuple[EndpointPickerConfig, list[st
     doc = docs[0]
     if "router" in doc and "kind" not in doc:
         return _from_values(doc, str(path))
+    if is_llm_inference_service(doc):
+        return _from_llm_inference_service(doc, str(path))
     loaded = load_endpoint_picker_config(doc, path=str(path))
     warnings = loaded.value.check(str(path))
     return loaded.value, [*loaded.warnings, *warnings]
@@ -68,6 +75,19 @@ def _from_values(doc: dict[str, Any], where: str) -> tuple[EndpointPickerConfig,
             field=f"{where}: router.epp.pluginsCustomConfig",
         )
     return config, list(warnings)  # embedded_picker_configs already checked each config
+
+
+def _from_llm_inference_service(
+    doc: dict[str, Any], where: str
+) -> tuple[EndpointPickerConfig, list[str]]:
+    loaded = load_llm_inference_service(doc, path=where)
+    found = loaded.value
+    if found.config is not None:
+        return found.config, list(loaded.warnings)
+    if found.reference is not None:
+        raise ConfigError(f"{found.missing()}: give that document as --config", field=found.field)
+    off = "the router runs with flow control off and no saturation detector"
+    return load_endpoint_picker_config(_MINIMAL).value, [*loaded.warnings, off]
 
 
 def _trust(config: EndpointPickerConfig) -> tuple[HeaderTrust, list[str]]:

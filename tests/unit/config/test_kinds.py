@@ -21,6 +21,10 @@ from sluiceway.errors import ConfigError
         ([{"ap": {}}], "helm-values"),
         ([{"router": {}}], "router-values"),
         ([{"kind": "EndpointPickerConfig"}], "endpoint-picker-config"),
+        (
+            [{"apiVersion": "serving.kserve.io/v1alpha1", "kind": "LLMInferenceService"}],
+            "llm-inference-service",
+        ),
         ([{"kind": "InferenceObjective"}, {"kind": "InferenceObjective"}], "inference-objectives"),
         ([{"redis_url": "r"}], "coordinator"),
         ([{"apiVersion": "v1", "kind": "Service"}], "kubernetes-manifest"),

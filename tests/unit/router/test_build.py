@@ -31,6 +31,27 @@ async def test_guide_router_values_load_and_build(name: str) -> None:
     assert gateway.flow.settings.eviction.enabled == ("holdback" not in name)
 
 
+def test_an_llm_inference_service_gives_its_scheduler_config(tmp_path: Path) -> None:
+    kserve = GUIDE.parent / "kserve"
+    inline, _ = load_picker_config(kserve / "llminferenceservice-inline.yaml")
+    assert inline.flow_control_enabled
+    text, _ = load_picker_config(kserve / "llminferenceservice-config-text.yaml")
+    assert not text.flow_control_enabled and text.scheduling_profiles
+    referenced = tmp_path / "ref.yaml"
+    referenced.write_text(
+        "apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\nspec:\n  router:\n"
+        "    scheduler: {config: {ref: {name: epp, key: epp.yaml}}}\n"
+    )
+    with pytest.raises(ConfigError, match="give that document as --config") as info:
+        load_picker_config(referenced)
+    assert info.value.field == f"{referenced}.spec.router.scheduler.config.ref"
+    default = tmp_path / "default.yaml"
+    default.write_text("apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\n")
+    config, notes = load_picker_config(default)
+    assert not config.flow_control_enabled
+    assert notes[-1] == "the router runs with flow control off and no saturation detector"
+
+
 def test_no_config_means_flow_control_off() -> None:
     config, warnings = load_picker_config(None)
     assert not config.flow_control_enabled and warnings == []
