@@ -104,7 +104,8 @@ class PodWatch(ListWatch):
             except ConfigError as exc:
                 raise ValueError(f"{where} ({group}/{version}): {exc}") from None
             if target != self._target:
-                log.info("%s selects pods %s on ports %s", where, target.selector, target.ports)
+                ports = ", ".join(str(port) for port in target.ports)
+                log.info("%s selects pods %s on ports %s", where, target.selector, ports)
             return target
         raise ValueError(f"{where} not found (looked for {', '.join(v for _, v in POOL_VERSIONS)})")
 

@@ -205,7 +205,7 @@ async def test_the_command_line_routes_to_the_pools_pods(tmp_path: Path) -> None
         assert proc.stderr is not None
         err = (await proc.stderr.read()).decode()
         assert code == 0, err
-        assert "InferencePool ns/pool selects pods app=vllm on ports (" in err
+        assert f"InferencePool ns/pool selects pods app=vllm on ports {port}\n" in err
         assert f"pod vllm-a is ready: http://127.0.0.2:{port} joins" in err
 
 
