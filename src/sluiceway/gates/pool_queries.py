@@ -45,9 +45,7 @@ def budget_queries(pool: str, namespace: str, max_concurrency: int) -> list[str]
     queue = f"{ROUTER_DEPRECATED_PREFIX}flow_control_queue_size"
     ready = f"{INFERENCE_POOL_READY_PODS}{by_name}"
     return [
-        f"1 - (sum by(inference_pool)({queue}{by_pool}) / on() "
-        f"({ready} * {m}))",
+        f"1 - (sum by(inference_pool)({queue}{by_pool}) / on() ({ready} * {m}))",
         f"1 - (avg by(name)(inference_pool_per_pod_queue_size{by_name}) / {m})",
-        f"1 - (sum(vllm:num_requests_running{by_pool}) / on() "
-        f"({ready} * {m}))",
+        f"1 - (sum(vllm:num_requests_running{by_pool}) / on() ({ready} * {m}))",
     ]
