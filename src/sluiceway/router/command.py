@@ -60,7 +60,10 @@ def _seconds(value: str, flag: str) -> float:
 def router(
     config: Annotated[
         Path | None,
-        Opt("--config", help="EndpointPickerConfig or router values file (default: none)."),
+        Opt(
+            "--config",
+            help="EndpointPickerConfig, router values file or LLMInferenceService (default: none).",
+        ),
     ] = None,
     endpoints: Annotated[
         str | None,
@@ -107,7 +110,11 @@ def router(
         ),
     ] = None,
     pool_name: Annotated[
-        str | None, Opt("--pool-name", help="Only objectives for this pool (default: all).")
+        str | None,
+        Opt(
+            "--pool-name",
+            help="Only objectives for this pool (default: --inference-pool's name, else all).",
+        ),
     ] = None,
     drain_timeout: Annotated[
         str, Opt("--drain-timeout", help="On SIGTERM, time running streams get to finish.")
