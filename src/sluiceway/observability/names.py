@@ -87,6 +87,10 @@ ROUTER_UPSTREAM_FAILURE_PHASES: Final = ("before_response", "mid_stream")
 INFERENCE_POOL_READY_PODS: Final = "inference_pool_ready_pods"
 # Requests moved to another endpoint after theirs failed before the response started.
 ROUTER_UPSTREAM_RETRIES_TOTAL: Final = "sluiceway_router_upstream_retries_total"
+# Per endpoint (label ``endpoint``): scrapes of its /metrics that failed, and the age of the
+# vLLM reading its load is read from (+Inf: none, the router's own count stands in).
+ROUTER_ENDPOINT_SCRAPE_FAILURES_TOTAL: Final = "sluiceway_router_endpoint_scrape_failures_total"
+ROUTER_ENDPOINT_READING_AGE_SECONDS: Final = "sluiceway_router_endpoint_reading_age_seconds"
 
 # -- Simulator: vLLM names, Prometheus text format (readers also accept vllm_) ---------------
 VLLM_NUM_REQUESTS_RUNNING: Final = "vllm:num_requests_running"

@@ -9,12 +9,13 @@ particular is the pool's state when scraped: a value kept from the last dispatch
 show the load before that cycle's dispatches (3 of 4 while 4 run and more wait), and a gate
 reading it would open while the pool is full.
 Fairness ids are client input: at most 1,000 distinct values get their own series, the rest
-are labelled ``other``.
+are labelled ``other``. While the router scrapes its endpoints, each endpoint's failed scrapes
+and the age of its reading are read from the load source when Prometheus scrapes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -24,6 +25,8 @@ from prometheus_client.registry import Collector
 from sluiceway.flowcontrol.controller import FlowController
 from sluiceway.observability.names import (
     INFERENCE_POOL_READY_PODS,
+    ROUTER_ENDPOINT_READING_AGE_SECONDS,
+    ROUTER_ENDPOINT_SCRAPE_FAILURES_TOTAL,
     ROUTER_UPSTREAM_FAILURE_PHASES,
     ROUTER_UPSTREAM_FAILURES_TOTAL,
     ROUTER_UPSTREAM_RETRIES_TOTAL,
@@ -33,6 +36,7 @@ from sluiceway.observability.names import (
 __all__ = ["RouterMetrics"]
 
 Stages = tuple[tuple[str, float], ...]  # (stage, saturation) pairs, ``effective`` last
+Readings = Iterable[tuple[str, int, float]]  # (endpoint, scrape failures, reading age)
 
 _QUEUE_BUCKETS = (
     0.0001,
@@ -216,6 +220,10 @@ class RouterMetrics:
     def revocation_confirmed(self, seconds: float) -> None:
         self._confirm.labels(self.pool).observe(seconds)
 
+    def watch_readings(self, readings: Callable[[], Readings]) -> None:
+        """Register the per-endpoint scrape metrics, read from ``readings()`` when scraped."""
+        self.registry.register(_ReadingsCollector(self.pool, readings))
+
     def watch(
         self,
         controller: Callable[[], FlowController | None],
@@ -347,3 +355,28 @@ class _ControllerCollector(Collector):
         total.add_metric(["confirmed", self._pool], rec.confirmed)
         total.add_metric(["timed_out", self._pool], rec.timed_out)
         yield total
+
+
+class _ReadingsCollector(Collector):
+    def __init__(self, pool: str, readings: Callable[[], Readings]) -> None:
+        self._pool = pool
+        self._readings = readings
+
+    def collect(self) -> Iterator[Any]:
+        labels = ["endpoint", "inference_pool"]
+        failures = CounterMetricFamily(
+            ROUTER_ENDPOINT_SCRAPE_FAILURES_TOTAL,
+            "Scrapes of the endpoint's /metrics that failed (unreachable, not 200, timed out).",
+            labels=labels,
+        )
+        age = GaugeMetricFamily(
+            ROUTER_ENDPOINT_READING_AGE_SECONDS,
+            "Age of the vLLM reading the endpoint's load is read from (+Inf: none, the "
+            "router's own count stands in).",
+            labels=labels,
+        )
+        for endpoint, failed, seconds in self._readings():
+            failures.add_metric([endpoint, self._pool], failed)
+            age.add_metric([endpoint, self._pool], seconds)
+        yield failures
+        yield age
