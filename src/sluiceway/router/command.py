@@ -85,15 +85,26 @@ def router(
     ] = "5s",
     inference_pool: Annotated[
         str | None,
-        Opt("--inference-pool", help="Route to the ready Pods of this InferencePool (k8s extra)."),
+        Opt(
+            "--inference-pool",
+            help="Route to the ready Pods of this InferencePool (k8s extra; default: none).",
+        ),
     ] = None,
     pod_selector: Annotated[
         str | None,
-        Opt("--pod-selector", help="Route to the ready Pods with these labels, k=v,k2=v2."),
+        Opt(
+            "--pod-selector",
+            help="Route to the ready Pods with these labels, k=v,k2=v2 (default: none).",
+        ),
     ] = None,
     target_port: Annotated[
         int | None,
-        Opt("--target-port", min=1, max=65535, help="The model server port of --pod-selector."),
+        Opt(
+            "--target-port",
+            min=1,
+            max=65535,
+            help="The model server port of --pod-selector (default: none).",
+        ),
     ] = None,
     objectives: Annotated[
         Path | None,
