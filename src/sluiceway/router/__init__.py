@@ -27,6 +27,8 @@ Files:
 - ``pool``: the endpoint pool (model servers, health, in-flight counts); ``served_models``:
   each endpoint's models, learned from its ``/v1/models``; ``load``: per-endpoint
   load as the detector and picker see it; ``picker``: the model server for one request (pure);
+  ``measured_load``: load read from each endpoint's vLLM metrics, the router's own counts
+  filling the gaps (pure); ``load_scraper``: the loop that scrapes them;
 - ``membership``: the pool's members as the union of its sources, which ``discovery`` builds
   from the flags: ``endpoint_file`` (``--endpoints-file``, watched), ``dns_discovery`` (every
   address of a name), ``pod_watch`` (the ready Pods of an InferencePool or selector, read by

@@ -144,9 +144,10 @@ def router(
         str,
         Opt(
             "--metrics-scrape-interval",
-            help="Scrape each endpoint's /metrics this often (0: use the router's own counts).",
+            help="Read each endpoint's load from its vLLM /metrics this often (0: the router's "
+            "own counts only).",
         ),
-    ] = "0",
+    ] = "100ms",
     host: Annotated[str, Opt("--host", help="Address to bind.")] = "127.0.0.1",
     port: Port = 8081,
     ports_file: PortsFile = None,
@@ -210,6 +211,7 @@ def router(
             health_interval=_seconds(health_interval, "--health-interval"),
             models_interval=_seconds(models_interval, "--models-interval"),
             prefix_affinity=prefix_affinity,
+            metrics_scrape_interval=_seconds(metrics_scrape_interval, "--metrics-scrape-interval"),
             limits=RequestLimits(
                 max_body_bytes, max_headers, max_header_bytes, max_headers_total_bytes
             ),
@@ -227,9 +229,6 @@ def router(
         clock = make_clock(time_scale, time_anchor)
         app, built_notes = build_router(picker, settings, clock, objectives=table)
         background += discovery.jobs(app.gateway, clock)
-        scrape_every = _seconds(metrics_scrape_interval, "--metrics-scrape-interval")
-        if scrape_every > 0:
-            background.append(_scrape_job(app, settings.endpoints, scrape_every, clock))
         front = None if coordinator_config is None else _coordinator_config(coordinator_config)
         for note in _keyed_notes([*notes, *built_notes], front):
             typer.echo(f"note: {note}", err=True)
@@ -241,17 +240,6 @@ def router(
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-
-
-def _scrape_job(
-    app: RouterApp, urls: tuple[str, ...], interval: float, clock: Clock
-) -> Callable[[], Coroutine[Any, Any, None]]:
-    """Endpoint load from scraped vLLM metrics instead of the router's own counts."""
-    from sluiceway.router.load import ScrapedLoad
-
-    source = ScrapedLoad(clock)
-    app.gateway.pool.set_load_source(source)
-    return lambda: source.run(urls, interval=interval, on_scrape=app.gateway.kick)
 
 
 def _keyed_notes(notes: list[str], front: CoordinatorConfig | None) -> list[str]:

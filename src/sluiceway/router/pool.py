@@ -125,7 +125,7 @@ class EndpointPool:
                     m.url,
                     waiting=load.waiting,
                     kv_usage=load.kv_usage,
-                    inflight_requests=m.inflight,
+                    inflight_requests=m.inflight if load.requests is None else load.requests,
                     inflight_tokens=m.inflight_tokens,
                     scraped_at=load.scraped_at,
                 )

@@ -1,9 +1,11 @@
 """The long-running form of the router behind ``sluiceway router``.
 
 Serves the app on uvicorn (uvloop, httptools), announces ``listening router <url>``, keeps the
-objectives current (file watch or Kubernetes watch) and drains on SIGTERM / SIGINT: a mounted
-coordinator answers its held waits 202 at once, the port stops answering ready, queued requests
-get 503 ``rejected-shutting-down``, running streams get ``--drain-timeout`` to finish.
+objectives current (file watch or Kubernetes watch), scrapes the endpoints' load every
+``metrics_scrape_interval`` (:mod:`sluiceway.router.load_scraper`) and drains on SIGTERM /
+SIGINT: a mounted coordinator answers its held waits 202 at once, the port stops answering
+ready, queued requests get 503 ``rejected-shutting-down``, running streams get
+``--drain-timeout`` to finish.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from sluiceway.ports import PortAnnouncer
 from sluiceway.router.app import RouterApp
+from sluiceway.router.load_scraper import measure_pool
 from sluiceway.serving import start_server, stop_on_signals
 
 __all__ = ["Listen", "serve_router"]
@@ -42,6 +45,7 @@ async def serve_router(
     """Serve until ``stop`` (default: SIGTERM / SIGINT), then drain and return."""
     stop = stop or stop_on_signals()
     gateway = app.gateway
+    scraper = measure_pool(gateway)
     await gateway.start()
     announcer = PortAnnouncer(listen.ports_file)
     server = await start_server(
@@ -54,6 +58,8 @@ async def serve_router(
     if on_bound is not None:
         on_bound(server.url)
     tasks = [asyncio.create_task(job()) for job in background or []]
+    if scraper is not None:
+        tasks.append(asyncio.create_task(scraper.run()))
     try:
         await stop.wait()
         log.info("stop requested: draining")

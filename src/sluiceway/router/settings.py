@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 from sluiceway.errors import ConfigError
 from sluiceway.router.limits import RequestLimits
 
-__all__ = ["DEFAULT_POOL_NAME", "RouterSettings"]
+__all__ = ["DEFAULT_METRICS_SCRAPE_INTERVAL", "DEFAULT_POOL_NAME", "RouterSettings"]
 
 DEFAULT_POOL_NAME = "sluiceway"
+# Short enough that a reading is never older than the utilization detector's default staleness
+# threshold (200 ms) between two scrapes; a page costs the router well under a millisecond.
+DEFAULT_METRICS_SCRAPE_INTERVAL = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +28,8 @@ class RouterSettings:
     ``upstream_retries``: how many times a request whose endpoint failed before the response
     is moved to another; ``models_interval``: seconds between asking every endpoint for its
     models (0 = only when it joins or turns healthy); ``limits``: how large a request may be
-    (body and headers)."""
+    (body and headers). ``metrics_scrape_interval``: seconds between scrapes of every
+    endpoint's ``/metrics`` for its load (0 = the router's own counts only)."""
 
     endpoints: tuple[str, ...] = ()
     pool_name: str | None = None
@@ -37,6 +41,7 @@ class RouterSettings:
     models_interval: float = 10.0
     prefix_affinity: bool = False
     limits: RequestLimits = field(default_factory=RequestLimits)
+    metrics_scrape_interval: float = DEFAULT_METRICS_SCRAPE_INTERVAL
 
     def __post_init__(self) -> None:
         for name in ("health_interval", "health_timeout"):
@@ -45,6 +50,8 @@ class RouterSettings:
         for name in ("drain_timeout", "upstream_timeout", "upstream_retries", "models_interval"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", field=f"--{name.replace('_', '-')}")
+        if self.metrics_scrape_interval < 0:
+            raise ConfigError("must be >= 0", field="--metrics-scrape-interval")
         for url in self.endpoints:
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{url!r} is not an http(s) URL", field="--endpoints")
