@@ -31,7 +31,7 @@ from sluiceway.config.flow_plugins import (
     TokenFairParams,
     UtilizationDetectorParams,
 )
-from sluiceway.config.registry import params_model, require_implemented
+from sluiceway.config.registry import PLUGIN_TYPES, params_model, require_implemented
 from sluiceway.config.router import EndpointPickerConfig, FlowControlConfig, PriorityBandConfig
 from sluiceway.errors import ConfigError
 from sluiceway.flowcontrol.base import (
@@ -51,7 +51,7 @@ from sluiceway.flowcontrol.usage import (
     StaticUsageLimit,
 )
 
-__all__ = ["RouterFlowControl", "build_plugin", "configure"]
+__all__ = ["RouterFlowControl", "build_plugin", "configure", "idle_detector_notes"]
 
 _FAIRNESS = "global-strict-fairness-policy"
 _ORDERING = "fcfs-ordering-policy"
@@ -215,6 +215,27 @@ def _detector(
     if not config.flow_control_enabled:
         return None
     return cast(SaturationDetector, plugins.get(_DETECTOR, "flowControl.saturationDetector"))
+
+
+def idle_detector_notes(config: EndpointPickerConfig) -> list[str]:
+    """Detector plugins declared but not gating dispatch (ignored, as upstream does). Said at
+    start-up: a ``concurrency-detector`` that ``flowControl.saturationDetector`` does not name
+    leaves the default utilization detector in charge, with other thresholds."""
+    fc = config.flow_control
+    if fc is not None and fc.saturation_detector is not None:
+        chosen, gating = fc.saturation_detector.plugin_ref, "it names"
+    elif config.saturation_detector is not None:
+        chosen, gating = "", "the top-level saturationDetector"
+    elif config.flow_control_enabled:
+        chosen, gating = _DETECTOR, f"the default {_DETECTOR}"
+    else:
+        return []
+    return [
+        f"plugins: detector {spec.instance_name!r} is not named by "
+        f"flowControl.saturationDetector.pluginRef; {gating} gates dispatch"
+        for spec in config.plugins
+        if PLUGIN_TYPES.get(spec.type) == "detector" and spec.instance_name != chosen
+    ]
 
 
 def _grace(detector: SaturationDetector | None) -> float:

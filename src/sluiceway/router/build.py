@@ -21,7 +21,7 @@ from sluiceway.config.router import EndpointPickerConfig, load_endpoint_picker_c
 from sluiceway.config.router_values import RouterValues, embedded_picker_configs
 from sluiceway.config.strict import validate_model
 from sluiceway.errors import ConfigError
-from sluiceway.flowcontrol.configure import configure
+from sluiceway.flowcontrol.configure import configure, idle_detector_notes
 from sluiceway.router.app import RouterApp
 from sluiceway.router.gateway import Gateway
 from sluiceway.router.load import LoadSource
@@ -114,4 +114,4 @@ def build_router(
     )
     gateway = Gateway(settings, flow, clock, objectives=objectives, trust=trust, pool=pool)
     gateway.metrics.watch_pool(lambda: len(pool.healthy))
-    return RouterApp(gateway), [*notes, *trust_notes]
+    return RouterApp(gateway), [*notes, *idle_detector_notes(config), *trust_notes]

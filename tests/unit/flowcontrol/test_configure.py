@@ -19,7 +19,7 @@ from sluiceway.config.registry import IMPLEMENTED, params_model
 from sluiceway.config.router_values import RouterValues, embedded_picker_configs
 from sluiceway.errors import ConfigError
 from sluiceway.flowcontrol import CapacityView, FlowController, Request
-from sluiceway.flowcontrol.configure import build_plugin, configure
+from sluiceway.flowcontrol.configure import build_plugin, configure, idle_detector_notes
 from sluiceway.flowcontrol.fairness import GlobalStrict, RoundRobin, TokenFair
 from sluiceway.flowcontrol.ordering import FCFS
 from sluiceway.flowcontrol.saturation import ConcurrencyDetector, UtilizationDetector
@@ -102,6 +102,20 @@ def test_legacy_top_level_detector() -> None:
     assert isinstance(det, UtilizationDetector)
     assert (det.queue_depth_threshold, det.kv_cache_util_threshold, det.staleness) == (2, 0.8, 1.0)
     assert got.settings.eviction.grace == pytest.approx(0.05 + 1.0 + 0.25)
+
+
+def test_a_detector_left_unnamed_is_said_at_start_up() -> None:
+    data = doc()
+    data["plugins"] = [{"type": "concurrency-detector", "parameters": {"maxConcurrency": 10}}]
+    config = load_endpoint_picker_config(data).value
+    assert isinstance(configure(config).detector, UtilizationDetector)
+    [note] = idle_detector_notes(config)
+    assert "'concurrency-detector'" in note and "default utilization-detector" in note
+    named = doc(saturationDetector={"pluginRef": "concurrency-detector"})
+    named["plugins"] = data["plugins"]
+    assert idle_detector_notes(load_endpoint_picker_config(named).value) == []
+    data["featureGates"] = []  # legacy admission without a detector: nothing gates
+    assert idle_detector_notes(load_endpoint_picker_config(data).value) == []
 
 
 def test_known_but_unimplemented_type_is_an_error_naming_the_field() -> None:
