@@ -27,6 +27,8 @@ __all__ = ["Failover", "RetryBudget", "retryable"]
 
 log = logging.getLogger(__name__)
 
+_LEAST_WALL = 0.001
+
 # The connection failed, not the request: another endpoint may well answer it.
 _CONNECTION_FAILURES = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError)
 
@@ -76,9 +78,12 @@ class Failover:
         return RetryBudget(self.retries, deadline)
 
     def limit(self, budget: RetryBudget) -> aiohttp.ClientTimeout:
-        """The next attempt's timeout: what is left of the budget's time."""
+        """The next attempt's timeout: what is left of the budget's time (at least a
+        millisecond: aiohttp reads a total of 0 as no limit)."""
         left = budget.remaining(self.clock.monotonic())
-        return aiohttp.ClientTimeout(total=None if left is None else self.clock.to_wall(left))
+        if left is None:
+            return aiohttp.ClientTimeout(total=None)
+        return aiohttp.ClientTimeout(total=max(_LEAST_WALL, self.clock.to_wall(left)))
 
     def replace(
         self, ex: Exchange, failed: PoolMember, exc: BaseException, budget: RetryBudget

@@ -105,6 +105,7 @@ class ServedModels:
         self._asked &= healthy
         for url in [u for u in self._cards if u not in self.pool.members]:
             del self._cards[url]
+        self._failing &= set(self.pool.members)
         if healthy - self._asked:
             self._wake.set()
 

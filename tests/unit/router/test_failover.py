@@ -103,3 +103,10 @@ def test_no_retry_past_the_deadline_or_once_started() -> None:
     ex.started = True
     assert failover.replace(ex, a, REFUSED, failover.budget(0)) is None
     assert failover.limit(failover.budget(0)).total is None and _retries(metrics) == 0
+
+
+def test_an_attempt_with_almost_no_time_left_still_has_a_limit() -> None:
+    failover, _, _, clock = _failover()
+    budget = failover.budget(5.0)
+    clock.advance(5.0)  # aiohttp would take a total of 0 for no limit at all
+    assert failover.limit(budget).total == 0.001
