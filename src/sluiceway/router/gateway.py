@@ -113,7 +113,7 @@ class Gateway:
         self.objectives = objectives or ObjectiveTable()
         self.objectives.on_change = self.admission.set_priorities
         self.admission.set_priorities(frozenset(self.objectives.names().values()))
-        self.catalog = ServedModels(
+        self.served_models = ServedModels(
             self.pool, clock, interval=settings.models_interval, timeout=settings.health_timeout
         )
         self.failover = Failover(self.pool, self.metrics, clock, retries=settings.upstream_retries)
@@ -162,23 +162,21 @@ class Gateway:
         """The healthy set changed: run a cycle; ask an endpoint that turned healthy for its
         models."""
         self.kick()
-        self.catalog.pool_changed()
+        self.served_models.pool_changed()
 
     async def start(self) -> None:
-        """Open the upstream client, check every endpoint and learn its models once, start the
-        background tasks."""
+        """Open the upstream client, check every endpoint once and learn the healthy ones'
+        models, start the background tasks (the others are asked when they turn healthy)."""
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=90, enable_cleanup_closed=True)
         session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
         self._session = session
         s = self.settings
-        urls = list(self.pool.members)
-        await asyncio.gather(
-            self.catalog.learn(session, urls), self.pool.check_all(session, s.health_timeout)
-        )
+        await self.pool.check_all(session, s.health_timeout)
+        await self.served_models.learn(session, [m.url for m in self.pool.healthy])
         loop = asyncio.get_running_loop()
         self._background = [
             loop.create_task(self.pool.run_checks(session, s.health_interval, s.health_timeout)),
-            loop.create_task(self.catalog.run(session)),
+            loop.create_task(self.served_models.run(session)),
         ]
         self.admission.start()
         self.started = True
@@ -189,7 +187,7 @@ class Gateway:
         at the next round."""
         added = self.pool.update(urls)
         if added and self._session is not None:
-            await self.catalog.learn(self._session, added)
+            await self.served_models.learn(self._session, added)
             await self.pool.check_all(self._session, self.settings.health_timeout, added)
 
     async def drain(self) -> None:
@@ -369,4 +367,4 @@ class Gateway:
         """``GET /v1/models``: every model a healthy endpoint serves, as learned."""
         if not self.pool.healthy:
             return error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
-        return Answer(200, self.catalog.listing())
+        return Answer(200, self.served_models.listing())

@@ -110,14 +110,19 @@ class ServedModels:
             self._wake.set()
 
     async def learn(self, session: aiohttp.ClientSession, urls: Sequence[str]) -> None:
-        """Ask each of ``urls`` for its models, concurrently."""
+        """Ask each of ``urls`` for its models, concurrently. One not taking traffic yet is
+        asked again once it does (a server that is starting may not answer yet)."""
         found = await asyncio.gather(*(self._fetch(session, url) for url in urls))
         for url, cards in zip(urls, found, strict=True):
-            self._asked.add(url)
-            if cards is None or url not in self.pool.members:
+            member = self.pool.members.get(url)
+            if member is None:
+                continue
+            if member.healthy and not member.draining:
+                self._asked.add(url)
+            if cards is None:
                 continue
             models = frozenset(cards)
-            if self.pool.members[url].models != models:
+            if member.models != models:
                 log.info("endpoint %s serves %s", url, ", ".join(sorted(models)) or "no model")
             self._cards[url] = cards
             self.pool.set_models(url, models)

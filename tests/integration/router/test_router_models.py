@@ -188,3 +188,16 @@ async def test_an_endpoint_is_asked_when_it_turns_healthy_or_joins() -> None:
             assert pool.members[url_gamma].models == frozenset({"gamma"})  # known on joining
             assert await _complete(s, url, "gamma") == 200 and gamma.served == ["gamma"]
             assert alpha.served == []
+
+
+async def test_an_endpoint_down_at_start_is_asked_when_it_comes_up() -> None:
+    server = ModelServer([_card("late")])
+    server.healthy, server.models = False, None  # starting: neither answers yet
+    async with serving(server.app) as endpoint:
+        app = _router([endpoint], health_interval=0.02, models_interval=0)
+        member = app.gateway.pool.members[endpoint]
+        async with serving_router(app) as url, aiohttp.ClientSession() as s:
+            server.healthy, server.models = True, [_card("late")]
+            await until(lambda: member.models == frozenset({"late"}), what="the first read")
+            assert await _complete(s, url, "late") == 200
+            assert await _complete(s, url, "other") == 404
