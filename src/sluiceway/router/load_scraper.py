@@ -66,10 +66,13 @@ class LoadScraper:
 
     async def run(self) -> None:
         """A round every ``interval``, until cancelled."""
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
             while True:
                 due = self._clock.monotonic() + self.interval
-                await self.round(session)
+                try:
+                    await self.round(session)
+                except Exception:  # a bug here must not end the scraping for good
+                    log.exception("a metrics scrape round failed")
                 await self._clock.sleep(due - self._clock.monotonic())
 
     async def round(self, session: aiohttp.ClientSession) -> None:
@@ -85,13 +88,14 @@ class LoadScraper:
                 if resp.status != 200:
                     self._notice(url, self._measured.failed(url), f"HTTP {resp.status}")
                     return
-                text = await resp.text(errors="replace")
+                page = await resp.read()
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             self._notice(url, self._measured.failed(url), str(exc) or type(exc).__name__)
             return
         member = self._pool.members.get(url)
         inflight = 0 if member is None else member.inflight
-        status = self._measured.landed(url, read_vllm(text), inflight, self._clock.now())
+        reading = read_vllm(page.decode("utf-8", errors="replace"))  # the text format is UTF-8
+        status = self._measured.landed(url, reading, inflight, self._clock.now())
         self._notice(url, status, "")
 
     @staticmethod

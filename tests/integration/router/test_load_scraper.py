@@ -29,6 +29,7 @@ from sluiceway.clock import RealClock
 from sluiceway.observability import names
 from sluiceway.router.build import build_router
 from sluiceway.router.gateway import Gateway
+from sluiceway.router.load_scraper import measure_pool
 from sluiceway.router.settings import RouterSettings
 from sluiceway.sim import SimConfig, SimPool, running_simulator
 
@@ -278,3 +279,23 @@ async def _post(session: aiohttp.ClientSession, url: str) -> int:
     async with session.post(url + "/v1/completions", json=body(1)) as resp:
         await resp.read()
         return resp.status
+
+
+def test_no_scraping_at_zero_and_a_warning_for_an_interval_past_the_staleness(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def gateway(config: str, interval: float) -> Gateway:
+        settings = RouterSettings(
+            endpoints=("http://127.0.0.1:9",), metrics_scrape_interval=interval
+        )
+        return build_router(picker_config(config), settings, RealClock())[0].gateway
+
+    assert measure_pool(gateway(UTILIZATION, 0.0)) is None
+    assert measure_pool(gateway(CONCURRENCY, 1.0)) is not None
+    scraper_log = "sluiceway.router.load_scraper"
+    assert not [r for r in caplog.records if r.name == scraper_log]  # no staleness to judge
+    scraper = measure_pool(gateway(UTILIZATION, 1.0))
+    assert scraper is not None and scraper.interval == 1.0
+    [warning] = [r for r in caplog.records if r.name == scraper_log]
+    assert warning.levelno == logging.WARNING
+    assert "not below the detector's 0.2s staleness threshold" in warning.getMessage()
