@@ -1,9 +1,10 @@
 """The router chart's Helm values as the guide ships them (``values/router/*.yaml``).
 
-Only the embedded plugin configuration matters here: ``router.epp.pluginsCustomConfig`` maps
-file names to ``EndpointPickerConfig`` documents (YAML text or objects), and
-``router.epp.pluginsConfigFile`` picks one. Everything else is deployment-only and left to the
-chart.
+Two parts matter here: ``router.epp.pluginsCustomConfig`` maps file names to
+``EndpointPickerConfig`` documents (YAML text or objects), and ``router.epp.pluginsConfigFile``
+picks one; ``router.modelServers.matchLabels`` selects the model server Pods (the router
+discovers them when no other source of endpoints is given). Everything else is
+deployment-only and left to the chart.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ class EppValues(LooseCamelModel):
     flags: dict[str, Any] = Field(default_factory=dict)
 
 
+class ModelServers(LooseCamelModel):
+    match_labels: dict[str, str] = Field(default_factory=dict)
+
+
 class RouterChart(LooseCamelModel):
     epp: EppValues = Field(default_factory=EppValues)
+    model_servers: ModelServers = Field(default_factory=ModelServers)
 
 
 class RouterValues(CamelModel):

@@ -31,7 +31,13 @@ from sluiceway.router.pool import EndpointPool
 from sluiceway.router.settings import RouterSettings
 from sluiceway.router.trust import HeaderTrust
 
-__all__ = ["KEYED_TRUST_NOTE", "OPEN_TRUST_NOTE", "build_router", "load_picker_config"]
+__all__ = [
+    "KEYED_TRUST_NOTE",
+    "OPEN_TRUST_NOTE",
+    "build_router",
+    "chart_pod_labels",
+    "load_picker_config",
+]
 
 _MINIMAL: dict[str, Any] = {"apiVersion": "llm-d.ai/v1", "kind": "EndpointPickerConfig"}
 OPEN_TRUST_NOTE: Final = (
@@ -59,6 +65,19 @@ def load_picker_config(path: Path | None) -> tuple[EndpointPickerConfig, list[st
     loaded = load_endpoint_picker_config(doc, path=str(path))
     warnings = loaded.value.check(str(path))
     return loaded.value, [*loaded.warnings, *warnings]
+
+
+def chart_pod_labels(path: Path | None) -> dict[str, str]:
+    """``router.modelServers.matchLabels`` when ``path`` is the router chart's values file
+    (empty otherwise): the model server Pods the chart would put in its pool."""
+    if path is None:
+        return {}
+    docs = read_documents(path)
+    doc = docs[0] if len(docs) == 1 else None
+    if not isinstance(doc, dict) or "router" not in doc or "kind" in doc:
+        return {}
+    values = validate_model(RouterValues, doc, path=str(path)).value
+    return dict(values.router.model_servers.match_labels)
 
 
 def _from_values(doc: dict[str, Any], where: str) -> tuple[EndpointPickerConfig, list[str]]:

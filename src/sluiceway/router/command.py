@@ -186,7 +186,7 @@ def router(
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    from sluiceway.router.build import build_router, load_picker_config
+    from sluiceway.router.build import build_router, chart_pod_labels, load_picker_config
     from sluiceway.router.discovery import Discovery, PodSource
     from sluiceway.router.limits import RequestLimits
     from sluiceway.router.objective_files import apply_objectives, watch_objective_path
@@ -195,7 +195,15 @@ def router(
     from sluiceway.router.settings import RouterSettings
 
     try:
-        pods = PodSource.from_flags(inference_pool, pod_selector, target_port, namespace)
+        chart_labels = chart_pod_labels(config)
+        given = endpoints or endpoints_file or endpoints_dns or inference_pool or pod_selector
+        pods = PodSource.from_flags(
+            inference_pool,
+            pod_selector,
+            target_port,
+            namespace,
+            chart_labels=None if given else chart_labels,
+        )
         discovery = Discovery.from_flags(
             endpoints,
             endpoints_file,
@@ -217,6 +225,8 @@ def router(
             ),
         )
         picker, notes = load_picker_config(config)
+        if chart_labels and given:
+            notes.append("router.modelServers.matchLabels is not used: endpoints come from flags")
         table = ObjectiveTable()
         background: list[Callable[[], Coroutine[Any, Any, None]]] = []
         if objectives is not None:

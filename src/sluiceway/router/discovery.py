@@ -12,7 +12,7 @@ the router is simply not ready.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ __all__ = ["Discovery", "Job", "PodSource"]
 log = logging.getLogger(__name__)
 
 Job = Callable[[], Coroutine[Any, Any, None]]
+VLLM_PORT = 8000  # vLLM's default port, as the InferencePool chart assumes
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +51,19 @@ class PodSource:
         pod_selector: str | None,
         target_port: int | None,
         namespace: str | None,
+        *,
+        chart_labels: Mapping[str, str] | None = None,
     ) -> PodSource | None:
-        """From ``--inference-pool``, or ``--pod-selector`` with ``--target-port``."""
+        """From ``--inference-pool``, or ``--pod-selector`` with ``--target-port``, else the
+        chart values' ``router.modelServers.matchLabels`` (``chart_labels``: only passed when
+        no other source of endpoints is given) on ``--target-port`` or vLLM's 8000."""
         if inference_pool and (pod_selector or target_port):
             flag = "--pod-selector" if pod_selector else "--target-port"
             raise ConfigError("the InferencePool names its selector and ports", field=flag)
         if inference_pool:
             return cls(namespace, pool=inference_pool)
+        if pod_selector is None and chart_labels:
+            return cls(namespace, target=PodTarget.of(chart_labels, (target_port or VLLM_PORT,)))
         if pod_selector is None:
             if target_port is not None:
                 raise ConfigError("give --pod-selector with it", field="--target-port")

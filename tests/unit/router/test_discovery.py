@@ -102,3 +102,21 @@ def test_one_job_per_dynamic_source(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="> 0") as info:
         Discovery.from_flags(None, listing, dns_interval=0)
     assert info.value.field == "--dns-interval"
+
+
+def test_the_chart_values_model_server_labels_select_the_pods() -> None:
+    from sluiceway.router.build import chart_pod_labels
+
+    values = Path(__file__).parents[3] / "deploy/examples/h-realtime-isolation/router-values.yaml"
+    labels = chart_pod_labels(values)
+    assert labels == {"llm-d.ai/guide": "async-multitenant"}
+    source = PodSource.from_flags(None, None, None, "ns", chart_labels=labels)
+    assert source == PodSource(
+        "ns", target=PodTarget((("llm-d.ai/guide", "async-multitenant"),), (8000,))
+    )
+    on_port = PodSource.from_flags(None, None, 9000, None, chart_labels=labels)
+    assert on_port is not None and on_port.target is not None and on_port.target.ports == (9000,)
+    selector = PodSource.from_flags(None, "app=x", 1, None, chart_labels=labels)
+    assert selector is not None and selector.target is not None
+    assert selector.target.labels == (("app", "x"),)  # a flag wins
+    assert chart_pod_labels(None) == {}
