@@ -1,4 +1,5 @@
-"""Options every subcommand shares (time scale and anchor, ports, logs, broker address).
+"""Options every subcommand shares (time scale and anchor, ports, logs, access log, broker
+address).
 
 Each is a reusable typer annotation whose help is one line ending in its default, so every
 command describes the same flag the same way.
@@ -14,6 +15,7 @@ import typer
 from sluiceway.clock import RealClock
 
 __all__ = [
+    "AccessLogSample",
     "BrokerTransport",
     "BrokerUrl",
     "LogFormat",
@@ -57,6 +59,16 @@ LogLevel = Annotated[
 LogFormat = Annotated[
     str,
     typer.Option("--log-format", help="Log lines as text, or json (one object per line)."),
+]
+AccessLogSample = Annotated[
+    float,
+    typer.Option(
+        "--access-log-sample",
+        min=0.0,
+        max=1.0,
+        help="Fraction of requests in the access log, 0 to 1 (0: off; 5xx and cut streams "
+        "always, while on).",
+    ),
 ]
 BrokerTransport = Annotated[
     str, typer.Option("--transport", help="Broker: redis-sortedset, postgres or sqlite.")

@@ -22,5 +22,6 @@ The path of a request, by file:
    ``command.py`` is ``sluiceway coordinator``.
 
 Beside the path: ``metrics.py``, the coordinator's own metrics (names in ``observability.names``);
-``probes.py``, ``/healthz``, ``/readyz`` and ``/metrics``.
+``probes.py``, ``/healthz``, ``/readyz`` and ``/metrics``; ``observed.py``, its access log,
+HTTP metrics and traces, and its metrics on the router's page when mounted.
 """

@@ -6,13 +6,14 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sluiceway.clock import Clock
 from sluiceway.errors import SluicewayError
 from sluiceway.options import (
+    AccessLogSample,
     LogFormat,
     LogLevel,
     Port,
@@ -21,6 +22,9 @@ from sluiceway.options import (
     TimeScale,
     make_clock,
 )
+
+if TYPE_CHECKING:
+    from sluiceway.observability.tracing import Tracing
 
 __all__ = ["register"]
 
@@ -40,6 +44,8 @@ class _Serving:
     max_body_bytes: int
     drain_timeout: float
     ports_file: Path | None
+    access_sample: float = 0.0
+    tracing: Tracing | None = None
 
 
 def coordinator(
@@ -62,16 +68,21 @@ def coordinator(
     ports_file: PortsFile = None,
     log_level: LogLevel = "info",
     log_format: LogFormat = "text",
+    access_log_sample: AccessLogSample = 1.0,
 ) -> None:
     """Serve the coordinator that CONFIG describes."""
     from sluiceway.config.command import error_line
     from sluiceway.config.coordinator import load_coordinator_config
     from sluiceway.config.documents import read_document
     from sluiceway.observability.logging import configure_logging
+    from sluiceway.observability.request_observer import observe_process
 
-    serving = _Serving(host, port, max_body_bytes, drain_timeout, ports_file)
     try:
         configure_logging(log_level, log_format)
+        tracing = observe_process("sluiceway-coordinator", log_format, access_log_sample)
+        serving = _Serving(
+            host, port, max_body_bytes, drain_timeout, ports_file, access_log_sample, tracing
+        )
         loaded = load_coordinator_config(read_document(config))
         for warning in loaded.warnings:
             log.warning("%s: %s", config, warning)
@@ -83,6 +94,7 @@ def coordinator(
 
 async def _run(config: object, clock: Clock, serving: _Serving) -> None:
     from sluiceway.config.coordinator import CoordinatorConfig
+    from sluiceway.coordinator.observed import observed_app
     from sluiceway.coordinator.server import open_coordinator
     from sluiceway.ports import PortAnnouncer
     from sluiceway.serving import start_server, stop_on_signals
@@ -92,8 +104,11 @@ async def _run(config: object, clock: Clock, serving: _Serving) -> None:
     async with open_coordinator(
         config, clock=clock, max_body_bytes=serving.max_body_bytes
     ) as front:
+        app = observed_app(
+            front, config.broker, access_sample=serving.access_sample, tracing=serving.tracing
+        )
         server = await start_server(
-            front.app(),
+            app,
             name="coordinator",
             host=serving.host,
             port=serving.port,

@@ -22,10 +22,12 @@ from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, Coord
 from sluiceway.coordinator.forwarding import Forwarder, HttpForwarder, RouterForwarder
 from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.coordinator.mailbox import Mailboxes, wake_plan
+from sluiceway.coordinator.observed import ObservedForwarder, observed_app, show_metrics_on
 from sluiceway.coordinator.passthrough import QuotaKeeper
 from sluiceway.errors import ConfigError
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.router.app import RouterApp
+from sluiceway.router.observed_app import ObservedRouterApp
 
 __all__ = ["build_coordinator", "mount_coordinator", "open_coordinator", "transport_of"]
 
@@ -49,8 +51,10 @@ def build_coordinator(
     forwarder: Forwarder,
     clock: Clock,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    upstream: str = "",
 ) -> Coordinator:
-    """A coordinator over parts the caller owns (the demo shares them with a processor)."""
+    """A coordinator over parts the caller owns (the demo shares them with a processor);
+    ``upstream`` names where passthrough goes, in the access log."""
     mailboxes = Mailboxes(
         broker,
         clock=clock,
@@ -59,7 +63,7 @@ def build_coordinator(
     )
     parts = CoordinatorParts(
         broker=broker,
-        forwarder=forwarder,
+        forwarder=ObservedForwarder(forwarder, params, upstream),
         clock=clock,
         mailboxes=mailboxes,
         quota=QuotaKeeper(quota_store, params, clock=clock),
@@ -79,7 +83,8 @@ def mount_coordinator(
     """The coordinator inside the router's process and on its listener: requests with the
     mode header and under ``/v1/requests/`` reach it, and its passthrough calls the router's
     admission path in process (:class:`RouterForwarder`). Its API keys guard the router's own
-    routes too, and the router's drain begins with the coordinator's."""
+    routes too, the router's drain begins with the coordinator's, and its metrics show on the
+    router's ``/metrics``. It keeps an access log and traces as the router does."""
     front = build_coordinator(
         params,
         broker=broker,
@@ -87,10 +92,16 @@ def mount_coordinator(
         forwarder=RouterForwarder(router),
         clock=clock,
         max_body_bytes=max_body_bytes,
+        upstream="router",
     )
     keys = TenantIdentity(tenant_header=params.tenant_header, api_keys=params.api_keys)
+    sample, tracing = 0.0, None
+    if isinstance(router, ObservedRouterApp):
+        sample, tracing = router.observer.access.sample, router.observer.tracing
+    app = observed_app(front, params, access_sample=sample, tracing=tracing)
+    show_metrics_on(router.gateway.metrics.registry, front)
     router.mount_coordinator(
-        front.app(),
+        app,
         mode_header=params.mode_header,
         key_check=keys.has_key if keys.uses_keys else None,
         on_drain=front.begin_drain,
@@ -109,7 +120,8 @@ async def open_coordinator(
     """Open the broker and quota store of ``config``; close them on exit.
 
     ``router``: mount the coordinator in that router (passthrough goes to it in process);
-    otherwise passthrough goes to ``gateway.address`` over HTTP.
+    otherwise passthrough goes to ``gateway.address`` over HTTP (serve the coordinator's
+    :func:`~sluiceway.coordinator.observed.observed_app`).
     """
     params = config.broker
     if router is None and not config.upstream_url:
@@ -140,6 +152,7 @@ async def open_coordinator(
             forwarder=forwarder,
             clock=clock,
             max_body_bytes=max_body_bytes,
+            upstream=config.upstream_url,
         )
 
 

@@ -173,3 +173,25 @@ def router_metric(name: str, *, deprecated: bool = False) -> str:
 COORDINATOR_REQUESTS_TOTAL: Final = "sluiceway_coordinator_requests_total"
 COORDINATOR_HELD_CONNECTIONS: Final = "sluiceway_coordinator_held_connections"
 COORDINATOR_LEARNED_PATIENCE: Final = "sluiceway_coordinator_learned_patience_seconds"
+
+# -- HTTP, per component (sluiceway's own, issue 28): requests by route template, method,
+# status and band; durations and, for streams, the time to the first byte ----------------
+HTTP_LABELS: Final = ("route", "method", "status", "band")
+# durations by status class (``2xx``, ``4xx``, ``5xx``): a fast drop is no fast answer
+HTTP_DURATION_LABELS: Final = ("route", "status_class", "band")
+HTTP_TTFB_LABELS: Final = ("route", "band")  # streamed answers only
+ROUTER_HTTP_REQUESTS_TOTAL: Final = "sluiceway_router_http_requests_total"
+ROUTER_HTTP_DURATION_SECONDS: Final = "sluiceway_router_http_request_duration_seconds"
+ROUTER_HTTP_TTFB_SECONDS: Final = "sluiceway_router_http_time_to_first_byte_seconds"
+COORDINATOR_HTTP_REQUESTS_TOTAL: Final = "sluiceway_coordinator_http_requests_total"
+COORDINATOR_HTTP_DURATION_SECONDS: Final = "sluiceway_coordinator_http_request_duration_seconds"
+COORDINATOR_HTTP_TTFB_SECONDS: Final = "sluiceway_coordinator_http_time_to_first_byte_seconds"
+# component -> (requests counter, duration histogram, time-to-first-byte histogram)
+HTTP_METRICS: Final = {
+    "router": (ROUTER_HTTP_REQUESTS_TOTAL, ROUTER_HTTP_DURATION_SECONDS, ROUTER_HTTP_TTFB_SECONDS),
+    "coordinator": (
+        COORDINATOR_HTTP_REQUESTS_TOTAL,
+        COORDINATOR_HTTP_DURATION_SECONDS,
+        COORDINATOR_HTTP_TTFB_SECONDS,
+    ),
+}

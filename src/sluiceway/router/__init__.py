@@ -37,7 +37,10 @@ Files:
   passed through, the ``usage`` chunk captured; ``outcomes``: the answers the router makes
   itself (drops, evictions, errors);
 - ``metrics``: the Prometheus metrics (``llm_d_epp_`` names, and sluiceway's own count of
-  failed model-server calls).
+  failed model-server calls);
+- ``observed_app``: the app with its operator signals (access log, HTTP metrics, traces), what
+  ``build`` serves; ``current_request``: the record of the request a task serves, and the facts
+  the gateway adds to it.
 
 Start-up: ``settings`` (one router process's frozen settings), ``build`` (a router from its
 configuration files), ``serve`` (the long-running form), ``command`` (``sluiceway router``).

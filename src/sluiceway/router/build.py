@@ -22,10 +22,14 @@ from sluiceway.config.router_values import RouterValues, embedded_picker_configs
 from sluiceway.config.strict import validate_model
 from sluiceway.errors import ConfigError
 from sluiceway.flowcontrol.configure import configure, idle_detector_notes
+from sluiceway.observability.access_log import AccessLog
+from sluiceway.observability.request_observer import RequestObserver
+from sluiceway.observability.tracing import Tracing
 from sluiceway.router.app import RouterApp
 from sluiceway.router.gateway import Gateway
 from sluiceway.router.load import LoadSource
 from sluiceway.router.objectives import ObjectiveTable
+from sluiceway.router.observed_app import ObservedRouterApp
 from sluiceway.router.picker import PickerWeights
 from sluiceway.router.pool import EndpointPool
 from sluiceway.router.settings import RouterSettings
@@ -123,8 +127,10 @@ def build_router(
     *,
     objectives: ObjectiveTable | None = None,
     load: LoadSource | None = None,
+    tracing: Tracing | None = None,
 ) -> tuple[RouterApp, list[str]]:
-    """The ASGI app over a new :class:`Gateway`, and start-up notes."""
+    """The ASGI app over a new :class:`Gateway` (observed: access log at
+    ``settings.access_log_sample``, HTTP metrics, ``tracing`` when given), and start-up notes."""
     flow = configure(config)
     weights, notes = PickerWeights.from_config(config)
     trust, trust_notes = _trust(config)
@@ -133,4 +139,7 @@ def build_router(
     )
     gateway = Gateway(settings, flow, clock, objectives=objectives, trust=trust, pool=pool)
     gateway.metrics.watch_pool(lambda: len(pool.healthy))
-    return RouterApp(gateway), [*notes, *idle_detector_notes(config), *trust_notes]
+    access = AccessLog(settings.access_log_sample)
+    observer = RequestObserver("router", gateway.metrics.registry, access, tracing)
+    app = ObservedRouterApp(gateway, observer)
+    return app, [*notes, *idle_detector_notes(config), *trust_notes]

@@ -21,6 +21,7 @@ import typer
 
 from sluiceway.errors import ConfigError, SluicewayError
 from sluiceway.options import (
+    AccessLogSample,
     LogFormat,
     LogLevel,
     Port,
@@ -155,6 +156,7 @@ def router(
     time_anchor: TimeAnchor = None,
     log_level: LogLevel = "info",
     log_format: LogFormat = "text",
+    access_log_sample: AccessLogSample = 1.0,
     coordinator_config: Annotated[
         Path | None,
         Opt(
@@ -180,9 +182,11 @@ def router(
 ) -> None:
     """Run the router: flow control in front of a pool of model servers."""
     from sluiceway.observability.logging import configure_logging
+    from sluiceway.observability.request_observer import observe_process
 
     try:
         configure_logging(log_level, log_format)
+        tracing = observe_process("sluiceway-router", log_format, access_log_sample)
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -220,6 +224,7 @@ def router(
             models_interval=_seconds(models_interval, "--models-interval"),
             prefix_affinity=prefix_affinity,
             metrics_scrape_interval=_seconds(metrics_scrape_interval, "--metrics-scrape-interval"),
+            access_log_sample=access_log_sample,
             limits=RequestLimits(
                 max_body_bytes, max_headers, max_header_bytes, max_headers_total_bytes
             ),
@@ -237,7 +242,7 @@ def router(
         if kube_objectives:
             background.append(_kube_job(table, pool_name, namespace))
         clock = make_clock(time_scale, time_anchor)
-        app, built_notes = build_router(picker, settings, clock, objectives=table)
+        app, built_notes = build_router(picker, settings, clock, objectives=table, tracing=tracing)
         background += discovery.jobs(app.gateway, clock)
         front = None if coordinator_config is None else _coordinator_config(coordinator_config)
         for note in _keyed_notes([*notes, *built_notes], front):

@@ -38,6 +38,7 @@ class Exchange:
     evicted: bool = False
     disconnected: bool = False
     usage: Usage | None = None
+    dispatched_at: float = 0.0  # perf_counter seconds when it got its endpoint (0: not yet)
     _scope: anyio.CancelScope | None = None
 
     @property

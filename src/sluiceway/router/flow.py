@@ -158,7 +158,7 @@ class RouterFlow:
         if member is None:
             return _no_endpoints()
         self.pool.acquire(member, ex.tokens)
-        ex.member = member
+        ex.member, ex.dispatched_at = member, time.perf_counter()
         return None
 
     async def _wait(
@@ -230,7 +230,7 @@ class RouterFlow:
         member = self.pool.pick(ex.prefix, ex.model)
         if member is not None:
             self.pool.acquire(member, ex.tokens)
-            ex.member = member
+            ex.member, ex.dispatched_at = member, time.perf_counter()
 
     def _evict(self, request_id: str) -> None:
         controller = self.controller

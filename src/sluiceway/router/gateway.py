@@ -39,6 +39,7 @@ import aiohttp
 from sluiceway.clock import Clock
 from sluiceway.flowcontrol.configure import RouterFlowControl
 from sluiceway.flowcontrol.controller import FlowController
+from sluiceway.router import current_request
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.failover import Failover
 from sluiceway.router.flow import RouterFlow
@@ -284,7 +285,9 @@ class Gateway:
     ) -> None:
         ident = read_identity(header_map(headers))
         priority = self.objectives.priority_of(ident.objective)
+        current_request.identified(ex, ident, priority)
         answer = await self.admission.admit(ex, facts, ident, priority, size)
+        current_request.admitted(ex)
         if answer is not None:
             with contextlib.suppress(OSError, RuntimeError):
                 await send_answer(send, answer)
@@ -304,6 +307,7 @@ class Gateway:
         while True:
             member = ex.member
             assert member is not None  # admission (or failover) set it
+            current_request.upstream(forwarded, member.url)
             try:
                 with ex.interruptible() as cut:
                     await relay(

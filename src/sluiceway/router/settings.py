@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sluiceway.errors import ConfigError
+from sluiceway.observability.access_log import check_sample
 from sluiceway.router.limits import RequestLimits
 
 __all__ = ["DEFAULT_METRICS_SCRAPE_INTERVAL", "DEFAULT_POOL_NAME", "RouterSettings"]
@@ -29,7 +30,9 @@ class RouterSettings:
     is moved to another; ``models_interval``: seconds between asking every endpoint for its
     models (0 = only when it joins or turns healthy); ``limits``: how large a request may be
     (body and headers). ``metrics_scrape_interval``: seconds between scrapes of every
-    endpoint's ``/metrics`` for its load (0 = the router's own counts only)."""
+    endpoint's ``/metrics`` for its load (0 = the router's own counts only).
+    ``access_log_sample``: the fraction of requests written to the access log (0 = off; the
+    command's ``--access-log-sample`` defaults to 1)."""
 
     endpoints: tuple[str, ...] = ()
     pool_name: str | None = None
@@ -42,6 +45,7 @@ class RouterSettings:
     prefix_affinity: bool = False
     limits: RequestLimits = field(default_factory=RequestLimits)
     metrics_scrape_interval: float = DEFAULT_METRICS_SCRAPE_INTERVAL
+    access_log_sample: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("health_interval", "health_timeout"):
@@ -52,6 +56,7 @@ class RouterSettings:
                 raise ConfigError("must be >= 0", field=f"--{name.replace('_', '-')}")
         if self.metrics_scrape_interval < 0:
             raise ConfigError("must be >= 0", field="--metrics-scrape-interval")
+        check_sample(self.access_log_sample)
         for url in self.endpoints:
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{url!r} is not an http(s) URL", field="--endpoints")

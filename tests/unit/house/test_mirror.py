@@ -71,6 +71,7 @@ NAMED = {
     # coordinator
     "coordinator/app.py": "test_coordinator_modes.py",
     "coordinator/command.py": "test_coordinator_cli.py",
+    "coordinator/observed.py": "test_coordinator_observability.py",
     "coordinator/responses.py": "test_coordinator_modes.py",  # relayed streams, a client leaving
     # demo: the steps run end to end in test_demo.py, the pure parts in test_demo_parts.py
     "demo/command.py": "e2e/test_demo.py",
@@ -100,6 +101,7 @@ NAMED = {
     "router/kube.py": "test_router_kube.py",
     "router/kube_watch.py": "test_router_kube.py",  # the shared loop, under the objective watch
     "router/objective_files.py": "test_objectives.py",
+    "router/observed_app.py": "test_router_observability.py",
     "router/path_watch.py": "test_objectives.py",  # and test_endpoint_file.py
     "router/serve.py": "test_router_drain.py",  # the drain on SIGTERM
     "router/settings.py": "test_build.py",  # checked where the router is built

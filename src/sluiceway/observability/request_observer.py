@@ -1,0 +1,114 @@
+"""One mechanism, three sinks: a request's record feeds the access log, the HTTP metrics and
+the trace spans.
+
+A component wraps each request it serves in :meth:`RequestObserver.observe`: the record is
+opened on arrival (with the server span when tracing is on), made the task's current record
+(its code adds the facts only it knows: identity, admission, the upstream call), the ASGI
+``send`` is watched for the response head and the first body byte, and when the handler
+returns the record goes to the sinks. Off sinks cost nothing: no tracing object, no span; a
+line sampled out, no formatting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextvars import ContextVar
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry
+
+from sluiceway.observability.access_log import AccessLog, check_sample, configure_access_log
+from sluiceway.observability.http_metrics import HttpMetrics
+from sluiceway.observability.request_record import RequestRecord
+from sluiceway.observability.tracing import Tracing, tracing_from_environment
+
+__all__ = ["RawHeaders", "RequestObserver", "Send", "observe_process"]
+
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+RawHeaders = list[tuple[bytes, bytes]]
+
+_REQUEST_ID: Final = b"x-request-id"
+_START: Final = "http.response.start"
+_BODY: Final = "http.response.body"
+
+
+def _watched(record: RequestRecord, send: Send) -> Send:
+    """``send``, noting the response head and the first body byte on ``record``."""
+
+    async def watched(message: MutableMapping[str, Any]) -> None:
+        if not record.first_byte_at:
+            kind = message["type"]
+            if kind == _START:
+                record.response_started(message["status"], message.get("headers") or ())
+            elif kind == _BODY and message.get("body"):
+                record.first_byte()
+        await send(message)
+
+    return watched
+
+
+class RequestObserver:
+    """The sinks of one component (``router`` or ``coordinator``): its HTTP metrics in
+    ``registry``, ``access`` and, when on, ``tracing``."""
+
+    def __init__(
+        self,
+        component: str,
+        registry: CollectorRegistry,
+        access: AccessLog,
+        tracing: Tracing | None = None,
+    ) -> None:
+        self.component = component
+        self.metrics = HttpMetrics(component, registry)
+        self.access = access
+        self.tracing = tracing
+
+    def begin(
+        self, method: str, path: str, route: str, headers: RawHeaders, *, probe: bool = False
+    ) -> RequestRecord:
+        """The record of a request arriving now (its server span opened when tracing)."""
+        record = RequestRecord.open(self.component, method, route, path, probe=probe)
+        if probe:
+            return record
+        for name, value in headers:
+            if name == _REQUEST_ID:
+                record.request_id = value.decode("latin-1")
+        if self.tracing is not None:
+            text = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in headers}
+            self.tracing.begin(record, text)
+        return record
+
+    def end(self, record: RequestRecord) -> None:
+        """The request is over: close it and feed the sinks."""
+        record.end()
+        self.metrics.observe(record)
+        tracing = self.tracing
+        if tracing is None:
+            self.access.write(record)
+            return
+        self.access.write(record, tracing.trace_id(record))
+        tracing.end(record)
+
+    async def observe(
+        self,
+        slot: ContextVar[RequestRecord | None],
+        record: RequestRecord,
+        send: Send,
+        handle: Callable[[Send], Awaitable[None]],
+    ) -> None:
+        """Run ``handle`` with ``record`` current in ``slot`` and ``send`` watched; feed the
+        sinks however it ends."""
+        token = slot.set(record)
+        try:
+            await handle(_watched(record, send))
+        finally:
+            slot.reset(token)
+            self.end(record)
+
+
+def observe_process(service: str, log_format: str, access_sample: float) -> Tracing | None:
+    """A command's set-up: the access log written as ``log_format`` when sampled at all, and
+    the tracing the ``OTEL_*`` variables ask for (``service``: the default service name)."""
+    if check_sample(access_sample) > 0.0:
+        configure_access_log(log_format)
+    return tracing_from_environment(service)
