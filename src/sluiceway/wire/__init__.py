@@ -13,7 +13,9 @@ pushed to a result list), ``codes`` (result error codes and their default messag
 (HTTP header names and values other systems read), ``lanes`` (the six strict lanes of the
 tier-priority merge), ``api_errors`` (the OpenAI error envelope every sluiceway HTTP server
 answers errors in), ``answer`` (the one shape of an HTTP answer sluiceway makes itself, and
-sending it on raw ASGI).
+sending it on raw ASGI), ``request_ids`` (which ``x-request-id`` a request goes by: the
+caller's, or a fresh one), ``response_head`` (headers stamped on every response head a server
+sends, on raw ASGI).
 """
 
 from __future__ import annotations

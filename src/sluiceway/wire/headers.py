@@ -16,6 +16,7 @@ __all__ = [
     "DROPPED_REASONS",
     "FAIRNESS_ID",
     "FAIRNESS_ID_ALIASES",
+    "FLOW_QUEUE_DURATION_MS",
     "INFERENCE_TTL",
     "MODE_ENQUEUE",
     "MODE_PASSTHROUGH",
@@ -31,6 +32,7 @@ __all__ = [
     "REASON_TTL_EXPIRED",
     "REQUEST_ID",
     "RETRY_AFTER",
+    "SHOULD_RETRY",
     "SLO_TPOT_MS",
     "SLO_TPOT_MS_ALIASES",
     "SLO_TTFT_MS",
@@ -66,6 +68,11 @@ DROPPED_REASONS: Final = (
 
 RETRY_AFTER: Final = "retry-after"
 REQUEST_ID: Final = "x-request-id"
+# The official openai client obeys it: "false" stops its retries of a status it would retry.
+SHOULD_RETRY: Final = "x-should-retry"
+# Milliseconds (a whole number) a request waited in flow control, from enqueue to its dispatch
+# or drop; llm-d-async's processor reads it (its provisional name for the router's view).
+FLOW_QUEUE_DURATION_MS: Final = "x-llm-d-flow-queue-duration-ms"
 
 ASYNC_MODE: Final = "x-llm-d-async-mode"
 MODE_PASSTHROUGH: Final = "passthrough"

@@ -29,6 +29,9 @@ def test_names_are_pinned() -> None:
     assert headers.ASYNC_MODES == ("passthrough", "wait", "enqueue")
     assert headers.INFERENCE_TTL == "x-llm-d-inference-ttl"
     assert headers.DEFAULT_FAIRNESS_ID == "default-flow"
+    assert headers.FLOW_QUEUE_DURATION_MS == "x-llm-d-flow-queue-duration-ms"
+    assert (headers.REQUEST_ID, headers.RETRY_AFTER) == ("x-request-id", "retry-after")
+    assert headers.SHOULD_RETRY == "x-should-retry"
 
 
 def test_first_of_prefers_the_first_spelling() -> None:
