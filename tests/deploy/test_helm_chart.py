@@ -36,7 +36,19 @@ KIND_OF_FILE = {
     "objectives.yaml": "inference-objectives",
     "coordinator.yaml": "coordinator",
 }
-BUILT_IN = {"ConfigMap", "Deployment", "Service", "StatefulSet"}
+BUILT_IN = {
+    "ConfigMap",
+    "Deployment",
+    "PersistentVolumeClaim",
+    "Role",
+    "RoleBinding",
+    "Service",
+    "ServiceAccount",
+    "StatefulSet",
+}
+# Custom kinds, each with its CRD's schema in tests/fixtures/crds (test_helm_operations.py checks
+# the Prometheus Operator's).
+CUSTOM = {"InferenceObjective", "ServiceMonitor", "PodMonitor", "PrometheusRule"}
 
 
 def _check_all(configs: dict[str, Any], tmp_path: Path) -> None:
@@ -103,7 +115,9 @@ def _container(docs: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 
 def test_the_router_sends_to_every_simulator_replica() -> None:
-    args = _container(render({"simulator": {"replicas": 3}}), "llm-d-router-epp")["args"]
+    """Without router.modelServers.matchLabels (with them, see test_helm_operations.py)."""
+    values = {"simulator": {"replicas": 3}, "router": {"modelServers": {"matchLabels": None}}}
+    args = _container(render(values), "llm-d-router-epp")["args"]
     urls = [a for a in args if a.startswith("--endpoints=")]
     assert urls == [
         "--endpoints=http://model-server-0.model-server:8000,"
@@ -123,7 +137,7 @@ def test_real_model_servers_and_an_existing_redis() -> None:
 
 
 def test_monitoring_configmaps_carry_the_deploy_files() -> None:
-    docs = render(user_values("saturation-gate-values"))
+    docs = render({**user_values("saturation-gate-values"), "monitoring": {"kind": "configmap"}})
     maps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
     rules = maps["sluiceway-alert-rules"]["data"]["sluiceway-alerts.yaml"]
     assert yaml.safe_load(rules) == yaml.safe_load(
@@ -163,7 +177,7 @@ def test_built_in_kinds_pass_strict_validation(name: str) -> None:
     version = kv.utils.latest_version()
     docs = render(user_values(name))
     kinds = {d["kind"] for d in docs}
-    assert kinds <= BUILT_IN | {"InferenceObjective"}
+    assert kinds <= BUILT_IN | CUSTOM
     for doc in docs:
         if doc["kind"] in BUILT_IN:
             kv.validate(doc, version, strict=True)
@@ -229,12 +243,12 @@ def test_the_crd_schema_rejects_bad_objectives(change: Any) -> None:
 
 
 def test_the_chart_holds_no_template_for_a_kind_it_cannot_validate() -> None:
-    """Only built-in kinds and InferenceObjective: nothing needs another CRD's schema."""
+    """Only built-in kinds and custom kinds whose CRD schema the tests hold."""
     text = "\n".join(p.read_text() for p in (CHART / "templates").glob("*.yaml"))
     kinds = {
         line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("kind:")
     }
-    assert kinds <= BUILT_IN | {"InferenceObjective"}
+    assert kinds <= BUILT_IN | CUSTOM
 
 
 @pytest.mark.parametrize(
