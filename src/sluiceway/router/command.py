@@ -230,8 +230,7 @@ def router(
             ),
         )
         picker, notes = load_picker_config(config)
-        if chart_labels and given:
-            notes.append("router.modelServers.matchLabels is not used: endpoints come from flags")
+        notes += _chart_labels_note(chart_labels, bool(given), pod_selector)
         table = ObjectiveTable()
         background: list[Callable[[], Coroutine[Any, Any, None]]] = []
         if objectives is not None:
@@ -255,6 +254,20 @@ def router(
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _chart_labels_note(
+    chart_labels: dict[str, str], given: bool, pod_selector: str | None
+) -> list[str]:
+    """Say that the values' model server labels are unused when a flag names other endpoints;
+    not when ``--pod-selector`` names those very labels, as the Helm chart passes them."""
+    from sluiceway.router.inference_pool import parse_selector
+
+    if not chart_labels or not given:
+        return []
+    if pod_selector is not None and parse_selector(pod_selector) == chart_labels:
+        return []
+    return ["router.modelServers.matchLabels is not used: endpoints come from flags"]
 
 
 def _keyed_notes(notes: list[str], front: CoordinatorConfig | None) -> list[str]:
