@@ -155,7 +155,7 @@ class MetricGate(BudgetGate):
         self.blind = blind
         if blind:
             log.warning(
-                "gate %s %s: signal blind (%s); using fallback budget %s",
+                "gate %s %s: signal blind (%s); using fallback value (budget %s)",
                 self._name,
                 _owner(self._labels),
                 reading.why_blind(),

@@ -50,7 +50,7 @@ async def test_unreachable_prometheus_uses_fallback_one_and_exports_blindness(
     assert sample_value(registry, "gate_metric_source_available", **LABELS) == 0.0
     assert sample_value(registry, "gate_metric_value", **LABELS) is None  # never read a value
     blind = [r for r in caplog.records if "signal blind" in r.getMessage()]
-    assert len(blind) == 1 and "using fallback budget 1.0" in blind[0].getMessage()
+    assert len(blind) == 1 and "using fallback value (budget 1.0)" in blind[0].getMessage()
 
 
 async def test_no_series_and_no_fallback_stays_closed(

@@ -79,6 +79,17 @@ async def test_blind_uses_the_fallback_and_logs_each_transition_once(
     await gate.aclose()
 
 
+async def test_the_blind_line_is_what_the_guide_greps(caplog: pytest.LogCaptureFixture) -> None:
+    """The guide checks ``kubectl logs deploy/llm-d-async | grep -i "using fallback value"``."""
+    gate, _, _ = _gate(SetSource(error="connection refused"), fallback=1.0)
+    caplog.set_level(logging.WARNING, logger="sluiceway.gates.metric")
+    assert await gate.budget(NOW) == 1.0
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING
+    assert "using fallback value (budget 1.0)" in record.getMessage()
+    await gate.aclose()
+
+
 async def test_no_series_is_blind_and_default_fallback_is_closed() -> None:
     gate, _, _ = _gate(SetSource(None))
     assert await gate.budget(NOW) == 0.0 and gate.blind
