@@ -3,6 +3,9 @@
 Encoding is compact JSON in the key order ``id``, ``status_code``, ``payload``, ``error_code``,
 ``error_message``, ``request_token``; ``status_code`` appears only when an HTTP answer was
 received (> 0), the error fields only when set. Consumers grep for ``"status_code":200``.
+A result without an HTTP answer has status code 0 by leaving the key out, byte for byte as
+llm-d-async writes it (its ``ResultMessage.StatusCode`` is ``json:"status_code,omitempty"``):
+every JSON reader, Go's and ours, reads the missing key as 0, the guide's "status_code: 0".
 """
 
 from __future__ import annotations

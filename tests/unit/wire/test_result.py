@@ -46,6 +46,22 @@ def test_upstream_drop_record_without_code_decodes() -> None:
     assert rec.status_code == 0 and rec.error_code == ""
 
 
+def test_a_result_without_an_http_answer_has_status_code_0_as_upstream_writes_it() -> None:
+    """llm-d-async leaves ``status_code`` out when it is 0 (``omitempty``); readers take 0."""
+    upstream = (  # api.NewGateDroppedResult through encoding/json, as upstream pushes it
+        '{"id":"g-1","payload":"{\\"error\\":\\"Pool gating dropped request\\"}",'
+        '"error_code":"GATE_DROPPED","error_message":"Pool gating dropped request"}'
+    )
+    ours = ResultRecord.error("g-1", ErrorCode.GATE_DROPPED, "Pool gating dropped request")
+    assert encode_result(ours) == upstream
+    for rec in (ours, ResultRecord.error("d", ErrorCode.DEADLINE_EXCEEDED)):
+        doc = json.loads(encode_result(rec))
+        assert "status_code" not in doc and doc.get("status_code", 0) == 0
+        assert decode_result(encode_result(rec)).status_code == 0
+    explicit = decode_result('{"id":"z","status_code":0,"payload":""}')  # another writer's
+    assert explicit.status_code == 0 and not explicit.is_http
+
+
 @pytest.mark.parametrize(
     "rec",
     [
