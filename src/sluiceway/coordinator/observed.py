@@ -2,12 +2,12 @@
 router, its metrics on the router's ``/metrics``.
 
 :func:`observed_app` wraps the coordinator's ASGI app: every request gets a
-:class:`~sluiceway.observability.request_record.RequestRecord` (route template, mode, tenant),
+:class:`~sluiceway.observability.served_request.ServedRequest` (route template, mode, tenant),
 current in :data:`CURRENT` while it is handled. :class:`ObservedForwarder` adds, on
-passthrough and untouched forwarding, the objective and fairness id the coordinator stamped
-and the upstream call's start, and sends the ``forward`` span's context upstream in
-``traceparent`` (in place of the caller's, which is its parent). Queued requests keep the
-caller's ``traceparent`` in their metadata.
+passthrough and untouched forwarding (not a queued request's catalog lookup), the objective
+and fairness id the coordinator stamped and the upstream call's start, and sends the
+``forward`` span's context upstream in ``traceparent`` (in place of the caller's, which is its
+parent). Queued requests keep the caller's ``traceparent`` in their metadata.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sluiceway.coordinator.forwarding import ForwardedReply, Forwarder
 from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.observability.access_log import AccessLog
 from sluiceway.observability.request_observer import RequestObserver, Send
-from sluiceway.observability.request_record import RequestRecord, route_template
+from sluiceway.observability.served_request import ServedRequest, route_template
 from sluiceway.observability.tracing import Tracing, inject_trace
 from sluiceway.router.app import ASGIApp
 from sluiceway.router.gateway import Receive
@@ -37,7 +37,7 @@ from sluiceway.wire import headers as h
 
 __all__ = ["CURRENT", "ObservedForwarder", "observed_app", "show_metrics_on"]
 
-CURRENT: Final[ContextVar[RequestRecord | None]] = ContextVar(
+CURRENT: Final[ContextVar[ServedRequest | None]] = ContextVar(
     "sluiceway_coordinator_request", default=None
 )
 _PROBES: Final = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -45,6 +45,8 @@ _PROBES: Final = frozenset({"/healthz", "/readyz", "/metrics"})
 _ROUTES: Final = frozenset({*ROUTES, *_PROBES, "/v1/models"})
 _TEMPLATES: Final = (("/v1/requests/", "/v1/requests/{id}"),)
 _TRACE_HEADERS: Final = frozenset({"traceparent", "tracestate"})
+# Modes whose upstream calls are lookups (the model catalog), not the request itself.
+_QUEUED: Final = frozenset({h.MODE_WAIT, h.MODE_ENQUEUE})
 
 
 class _Observed:
@@ -71,7 +73,7 @@ class _Observed:
         app = self._app
         await self._observer.observe(CURRENT, record, send, lambda s: app(scope, receive, s))
 
-    def _identify(self, record: RequestRecord, headers: dict[str, str]) -> None:
+    def _identify(self, record: ServedRequest, headers: dict[str, str]) -> None:
         mode = headers.get(self._mode_header, "").strip().lower()
         record.mode = mode if mode in h.ASYNC_MODES else ""
         try:
@@ -109,12 +111,12 @@ class ObservedForwarder:
         self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes
     ) -> ForwardedReply:
         record = CURRENT.get()
-        if record is not None:
+        if record is not None and record.mode not in _QUEUED:
             headers = self._note(record, headers)
         return await self._inner.open(method, target, headers, body)
 
     def _note(
-        self, record: RequestRecord, headers: Sequence[tuple[str, str]]
+        self, record: ServedRequest, headers: Sequence[tuple[str, str]]
     ) -> Sequence[tuple[str, str]]:
         record.upstream_at = time.perf_counter()
         record.endpoint = self._endpoint

@@ -25,7 +25,7 @@ from typing import Any, Final, TextIO
 
 from sluiceway.errors import ConfigError
 from sluiceway.observability.logging import JsonFormatter
-from sluiceway.observability.request_record import RequestRecord
+from sluiceway.observability.served_request import ServedRequest
 
 __all__ = [
     "ACCESS_FIELDS",
@@ -65,7 +65,7 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000.0, 3)
 
 
-def access_fields(record: RequestRecord, trace_id: str | None = None) -> dict[str, Any]:
+def access_fields(record: ServedRequest, trace_id: str | None = None) -> dict[str, Any]:
     """The line's fields, by name (None for a fact that does not apply)."""
     return {
         "method": record.method,
@@ -150,14 +150,14 @@ class AccessLog:
         self._draw = draw
         self._log = logger or logging.getLogger(ACCESS_LOGGER)
 
-    def wants(self, record: RequestRecord) -> bool:
+    def wants(self, record: ServedRequest) -> bool:
         """Whether ``record`` gets a line (failures always do while the log is on)."""
         sample = self.sample
         if sample <= 0.0 or record.probe:
             return False
         return sample >= 1.0 or record.failed or self._draw() < sample
 
-    def write(self, record: RequestRecord, trace_id: str | None = None) -> None:
+    def write(self, record: ServedRequest, trace_id: str | None = None) -> None:
         if not self.wants(record) or not self._log.isEnabledFor(logging.INFO):
             return
         fields = access_fields(record, trace_id)

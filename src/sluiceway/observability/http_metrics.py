@@ -21,7 +21,7 @@ from sluiceway.observability.names import (
     HTTP_METRICS,
     HTTP_TTFB_LABELS,
 )
-from sluiceway.observability.request_record import RequestRecord
+from sluiceway.observability.served_request import ServedRequest
 
 __all__ = ["DURATION_BUCKETS", "TTFB_BUCKETS", "HttpMetrics", "band_of", "status_class"]
 
@@ -45,7 +45,7 @@ DURATION_BUCKETS: Final = (
 TTFB_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
 
-def band_of(record: RequestRecord) -> str:
+def band_of(record: ServedRequest) -> str:
     """The ``band`` label: the priority when flow control placed the request, else the
     objective (the coordinator's stamp), else empty."""
     if record.priority is not None:
@@ -91,7 +91,7 @@ class HttpMetrics:
             found = cache[values] = metric.labels(*values)
         return found
 
-    def observe(self, record: RequestRecord) -> None:
+    def observe(self, record: ServedRequest) -> None:
         band = band_of(record)
         route, status = record.route, record.status
         self._child(0, self._total, (route, record.method, str(status), band)).inc()

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry
 
 from sluiceway.observability.access_log import AccessLog, check_sample, configure_access_log
 from sluiceway.observability.http_metrics import HttpMetrics
-from sluiceway.observability.request_record import RequestRecord
+from sluiceway.observability.served_request import ServedRequest
 from sluiceway.observability.tracing import Tracing, tracing_from_environment
 
 __all__ = ["RawHeaders", "RequestObserver", "Send", "observe_process"]
@@ -32,7 +32,7 @@ _START: Final = "http.response.start"
 _BODY: Final = "http.response.body"
 
 
-def _watched(record: RequestRecord, send: Send) -> Send:
+def _watched(record: ServedRequest, send: Send) -> Send:
     """``send``, noting the response head and the first body byte on ``record``."""
 
     async def watched(message: MutableMapping[str, Any]) -> None:
@@ -65,9 +65,9 @@ class RequestObserver:
 
     def begin(
         self, method: str, path: str, route: str, headers: RawHeaders, *, probe: bool = False
-    ) -> RequestRecord:
+    ) -> ServedRequest:
         """The record of a request arriving now (its server span opened when tracing)."""
-        record = RequestRecord.open(self.component, method, route, path, probe=probe)
+        record = ServedRequest.open(self.component, method, route, path, probe=probe)
         if probe:
             return record
         for name, value in headers:
@@ -78,7 +78,7 @@ class RequestObserver:
             self.tracing.begin(record, text)
         return record
 
-    def end(self, record: RequestRecord) -> None:
+    def end(self, record: ServedRequest) -> None:
         """The request is over: close it and feed the sinks."""
         record.end()
         self.metrics.observe(record)
@@ -91,8 +91,8 @@ class RequestObserver:
 
     async def observe(
         self,
-        slot: ContextVar[RequestRecord | None],
-        record: RequestRecord,
+        slot: ContextVar[ServedRequest | None],
+        record: ServedRequest,
         send: Send,
         handle: Callable[[Send], Awaitable[None]],
     ) -> None:

@@ -1,7 +1,7 @@
 """One request's facts, filled in as it goes: what the access log, the HTTP metrics and the
 trace spans are all made from (pure; no I/O).
 
-The component that serves a request opens a :class:`RequestRecord` when it arrives; admission,
+The component that serves a request opens a :class:`ServedRequest` when it arrives; admission,
 dispatch, the upstream call, the response head and its first body byte each add their fact;
 at the end the record is handed, whole, to the sinks. One record per request keeps the three
 sinks telling the same story, and a sink that is off costs nothing on the way.
@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["NO_RESPONSE", "UNMATCHED_ROUTE", "RequestRecord", "route_template"]
+__all__ = ["NO_RESPONSE", "UNMATCHED_ROUTE", "ServedRequest", "route_template"]
 
 # The status a record keeps when no response head went out (the client left first), as nginx
 # logs it.
@@ -47,7 +47,7 @@ def route_template(
 
 
 @dataclass(slots=True, eq=False)
-class RequestRecord:
+class ServedRequest:
     """``component``: ``router`` or ``coordinator``; ``route``: the route template (a label);
         ``path``: the raw path (logged, never a label); ``probe``: a health or metrics probe,
         counted but neither logged nor traced; ``priority``: the flow-control band (router);
@@ -88,7 +88,7 @@ class RequestRecord:
     @classmethod
     def open(
         cls, component: str, method: str, route: str, path: str, *, probe: bool = False
-    ) -> RequestRecord:
+    ) -> ServedRequest:
         """A record for a request arriving now."""
         return cls(component, method, route, path, time.perf_counter(), time.time_ns(), probe)
 
@@ -142,4 +142,4 @@ class RequestRecord:
 
     def epoch_ns(self, at: float) -> int:
         """``at`` (perf_counter seconds) as Unix nanoseconds, for spans."""
-        return self.wall_ns + int((at - self.started) * 1e9)
+        return self.wall_ns + round((at - self.started) * 1e9)

@@ -23,7 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from sluiceway.observability.request_record import RequestRecord
+from sluiceway.observability.served_request import ServedRequest
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -88,9 +88,18 @@ def tracing_from_environment(service: str, env: Mapping[str, str] | None = None)
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         exporter = OTLPSpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider = TracerProvider(resource=Resource.create(_default_service(service)))
     provider.add_span_processor(BatchSpanProcessor(exporter))
     return Tracing(provider)
+
+
+def _default_service(service: str) -> dict[str, str]:
+    """``service`` as ``service.name`` unless the environment names one (the SDK lets given
+    attributes win over ``OTEL_RESOURCE_ATTRIBUTES``)."""
+    resource = os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "")
+    if os.environ.get("OTEL_SERVICE_NAME") or "service.name=" in resource.replace(" ", ""):
+        return {}
+    return {"service.name": service}
 
 
 @dataclass(slots=True)
@@ -103,7 +112,7 @@ class _Live:
     client: Span | None = None
 
 
-def inject_trace(record: RequestRecord, headers: MutableMapping[str, str], name: str) -> None:
+def inject_trace(record: ServedRequest, headers: MutableMapping[str, str], name: str) -> None:
     """Open ``record``'s client span ``name`` and put its context in ``headers`` (nothing when
     the record is not traced)."""
     live = record.trace
@@ -122,7 +131,7 @@ class Tracing:
         self._trace = trace
         self._propagate = propagate
 
-    def begin(self, record: RequestRecord, headers: Mapping[str, str]) -> None:
+    def begin(self, record: ServedRequest, headers: Mapping[str, str]) -> None:
         """Open ``record``'s server span, child of the context in ``headers`` (lower case)."""
         parent = self._propagate.extract(headers)
         span = self._tracer.start_span(
@@ -139,7 +148,7 @@ class Tracing:
         )
         record.trace = _Live(self, span, self._trace.set_span_in_context(span, parent))
 
-    def inject(self, record: RequestRecord, headers: MutableMapping[str, str], name: str) -> None:
+    def inject(self, record: ServedRequest, headers: MutableMapping[str, str], name: str) -> None:
         """Open the client span ``name`` (the upstream call, now) and put its context in
         ``headers``, replacing the caller's."""
         live = record.trace
@@ -156,7 +165,7 @@ class Tracing:
             headers.pop(key, None)
         self._propagate.inject(headers, context=self._trace.set_span_in_context(live.client))
 
-    def trace_id(self, record: RequestRecord) -> str | None:
+    def trace_id(self, record: ServedRequest) -> str | None:
         """The record's trace id (32 hex digits), for its access-log line."""
         live = record.trace
         if not isinstance(live, _Live):
@@ -164,7 +173,7 @@ class Tracing:
         ctx = live.server.get_span_context()
         return format(ctx.trace_id, "032x") if ctx.is_valid else None
 
-    def end(self, record: RequestRecord) -> None:
+    def end(self, record: ServedRequest) -> None:
         """Close ``record``'s spans at its times, the steps it went through as children."""
         live = record.trace
         if not isinstance(live, _Live):
@@ -183,7 +192,7 @@ class Tracing:
             live.client.end(end_time=end_ns)
         server.end(end_time=end_ns)
 
-    def _steps(self, record: RequestRecord, context: Context) -> None:
+    def _steps(self, record: ServedRequest, context: Context) -> None:
         queued, dispatched, admitted = record.queued_at, record.dispatched_at, record.admitted_at
         if queued:
             until = dispatched or admitted or record.ended_at
@@ -195,7 +204,7 @@ class Tracing:
     def _span(
         self,
         name: str,
-        record: RequestRecord,
+        record: ServedRequest,
         context: Context,
         start: float,
         until: float,
@@ -211,7 +220,7 @@ class Tracing:
         self.provider.shutdown()
 
 
-def _attributes(record: RequestRecord) -> dict[str, Any]:
+def _attributes(record: ServedRequest) -> dict[str, Any]:
     found: dict[str, Any] = {"http.response.status_code": record.status}
     optional: dict[str, Any] = {
         "sluiceway.request_id": record.request_id,

@@ -1,7 +1,7 @@
 """The record of the request this task serves, and the facts only the gateway knows.
 
 :class:`~sluiceway.router.observed_app.ObservedRouterApp` makes each request's
-:class:`~sluiceway.observability.request_record.RequestRecord` current in :data:`CURRENT`
+:class:`~sluiceway.observability.served_request.ServedRequest` current in :data:`CURRENT`
 while its handler runs; the gateway calls the functions below at its steps (who the request
 is, admission, each upstream attempt). Each is a context-variable read and a few stores, and
 does nothing when no record is current (a gateway driven without the observed app).
@@ -14,14 +14,14 @@ from collections.abc import MutableMapping
 from contextvars import ContextVar
 from typing import Final
 
-from sluiceway.observability.request_record import RequestRecord
+from sluiceway.observability.served_request import ServedRequest
 from sluiceway.observability.tracing import inject_trace
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.identity import Identity
 
 __all__ = ["CURRENT", "admitted", "identified", "upstream"]
 
-CURRENT: Final[ContextVar[RequestRecord | None]] = ContextVar(
+CURRENT: Final[ContextVar[ServedRequest | None]] = ContextVar(
     "sluiceway_router_request", default=None
 )
 
@@ -65,7 +65,7 @@ def upstream(headers: MutableMapping[str, str], endpoint: str) -> None:
         inject_trace(record, headers, "upstream")
 
 
-def _settle(record: RequestRecord, ex: Exchange) -> None:
+def _settle(record: ServedRequest, ex: Exchange) -> None:
     """At the end: the tokens used, and how a request that did not complete ended."""
     if ex.usage is not None:
         record.prompt_tokens = ex.usage.prompt_tokens

@@ -14,7 +14,7 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from sluiceway.observability.request_observer import RawHeaders, RequestObserver
-from sluiceway.observability.request_record import UNMATCHED_ROUTE, RequestRecord
+from sluiceway.observability.served_request import UNMATCHED_ROUTE, ServedRequest
 from sluiceway.router.app import LocalRequest, RouterApp
 from sluiceway.router.current_request import CURRENT
 from sluiceway.router.gateway import Gateway, Receive
@@ -48,7 +48,7 @@ class ObservedRouterApp(RouterApp):
         """Whether the mounted coordinator answers this request (and observes it)."""
         return self._coordinator is not None and self._for_coordinator(scope)
 
-    def _begin(self, method: str, path: str, headers: RawHeaders) -> RequestRecord:
+    def _begin(self, method: str, path: str, headers: RawHeaders) -> ServedRequest:
         spec = ROUTES.get(path)
         route = UNMATCHED_ROUTE if spec is None else path
         probe = spec is not None and spec.keyless
