@@ -1,12 +1,11 @@
 """The processor's CPU above the durable floor, counted in instructions.
 
-CPU time on a shared machine moves by tens of percent between rounds; valgrind's callgrind
-counts instructions, which other jobs do not change. The processor (``bench
-processor_throughput``'s e2e part: Redis, a zero-latency upstream in another process) and the
-floor (the least a durable consumer of this design does) each run twice under callgrind, on
-``--small`` and on ``--large`` requests after the same warm-up; the difference divided by
-the request difference is the cost of one more request, start-up and warm-up cancelled out.
-What the processor adds above the floor is the figure to watch.
+Counted as ``bench._callgrind`` counts: instructions, which other jobs do not change, per
+request from a small and a large run. The processor (``bench processor_throughput``'s e2e
+part: Redis, a zero-latency upstream in another process) and the floor (the least a durable
+consumer of this design does) each run twice under callgrind, on ``--small`` and on
+``--large`` requests after the same warm-up. What the processor adds above the floor is the
+figure to watch.
 
 ``--baseline REV`` measures a git revision the same way, side by side (a temporary worktree;
 its own ``bench/processor_throughput.py`` drives its processor). Needs ``valgrind``; about
@@ -17,15 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from bench._callgrind import callgrind, collected, have_valgrind, per_request, worktree
 from bench.processor_throughput import zero_upstream
 from sluiceway.localservices import private_redis
 
@@ -36,29 +31,12 @@ MODES = ("processor", "floor")
 
 def _instructions(tree: Path, mode: str, n: int, url: str, upstream: str, workers: int) -> int:
     env = dict(os.environ, PYTHONPATH=f"{tree / 'src'}{os.pathsep}{tree}")
-    command = [
-        "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-        sys.executable, str(CHILD), mode, url, upstream, str(n), str(workers),
-    ]  # fmt: skip
+    command = callgrind([sys.executable, str(CHILD), mode, url, upstream, str(n), str(workers)])
     done = subprocess.run(command, env=env, cwd=tree, capture_output=True, text=True)
-    found = re.search(r"Collected : (\d+)", done.stderr)
+    found = collected(done.stderr)
     if done.returncode or found is None:
         raise RuntimeError(f"callgrind run failed ({tree}, {mode}):\n{done.stderr[-2000:]}")
-    return int(found.group(1))
-
-
-@contextmanager
-def _checkout(rev: str) -> Iterator[Path]:
-    """A detached worktree of ``rev``, removed afterwards."""
-    where = Path(tempfile.mkdtemp(prefix="sluiceway-baseline-")) / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(where), rev],
-                   check=True, capture_output=True)  # fmt: skip
-    try:
-        yield where
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(where)],
-                       check=False, capture_output=True)  # fmt: skip
-        shutil.rmtree(where.parent, ignore_errors=True)
+    return found
 
 
 def _measure(tree: Path, small: int, large: int, workers: int) -> dict[str, float]:
@@ -68,7 +46,7 @@ def _measure(tree: Path, small: int, large: int, workers: int) -> dict[str, floa
         for mode in MODES:
             a = _instructions(tree, mode, small, server.url, upstream, workers)
             b = _instructions(tree, mode, large, server.url, upstream, workers)
-            out[mode] = (b - a) / (large - small)
+            out[mode] = per_request((small, a), (large, b))
     out["above the floor"] = out["processor"] - out["floor"]
     return out
 
@@ -80,12 +58,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--large", type=int, default=1100)
     parser.add_argument("--workers", type=int, default=32)
     args = parser.parse_args(argv)
-    if shutil.which("valgrind") is None:
+    if not have_valgrind():
         print("valgrind not found (Debian package valgrind): nothing measured")
         return 0
     columns = {"this tree": _measure(ROOT, args.small, args.large, args.workers)}
     if args.baseline:
-        with _checkout(args.baseline) as tree:
+        with worktree(args.baseline) as tree:
             columns[args.baseline] = _measure(tree, args.small, args.large, args.workers)
     names = list(columns)
     print(f"\nmillion instructions per request ({args.large} - {args.small} requests, "

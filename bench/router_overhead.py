@@ -11,6 +11,12 @@ Interleaved runs (direct, proxy, router, ...), medians over runs:
   rate (target router <= 2x proxy);
 * maximum streamed requests/s through each, closed loop (target router >= 0.5x proxy).
 
+The router runs twice, side by side: with its operator signals off (``--access-log-sample
+0``, no ``OTEL_*``: the HTTP metrics, always on, remain) and on (``router+obs``: every request
+in the access log, written to a file, and traced at 100 %, exported over OTLP/HTTP to a
+loopback sink that discards, ``bench/_discard_sink.py``); target: router+obs's TTFT p50 within
+2 ms of the proxy's. ``bench router_instructions`` counts the same difference in instructions.
+
     python -m bench router_overhead                 # 5 runs x 3 s per measurement
     python -m bench router_overhead --runs 3 --seconds 2
 """
@@ -27,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 import numpy as np
@@ -58,9 +65,21 @@ def _pin(core: int) -> list[str]:
     return []
 
 
-def _start(args: list[str], name: str, core: int | None) -> tuple[subprocess.Popen[str], str]:
-    prefix = _pin(core) if core is not None else []
-    proc = subprocess.Popen([*prefix, sys.executable, *args], stdout=subprocess.PIPE, text=True)
+def _start(
+    args: list[str],
+    name: str,
+    core: int | None,
+    *,
+    env: dict[str, str] | None = None,
+    stderr: IO[str] | None = None,
+    wrapper: list[str] | None = None,
+) -> tuple[subprocess.Popen[str], str]:
+    """``python ARGS`` (under ``wrapper``, pinned to ``core``) once it says it listens as
+    ``name``; its URL."""
+    prefix = [*(_pin(core) if core is not None else []), *(wrapper or [])]
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, *args], stdout=subprocess.PIPE, text=True, env=env, stderr=stderr
+    )
     assert proc.stdout is not None
     while True:
         line = proc.stdout.readline()
@@ -69,6 +88,24 @@ def _start(args: list[str], name: str, core: int | None) -> tuple[subprocess.Pop
         parts = line.split()
         if parts[:2] == ["listening", name] or (parts[:1] == ["listening"] and name in parts[1]):
             return proc, parts[2]
+
+
+def router_args(config: str, sim_url: str, sample: float) -> list[str]:
+    """``sluiceway router`` in front of ``sim_url``, its access log sampled at ``sample``."""
+    return [
+        "-m", "sluiceway", "router", "--config", config, "--endpoints", sim_url,
+        "--port", "0", "--log-level", "warning", "--access-log-sample", str(sample),
+    ]  # fmt: skip
+
+
+def traced_env(sink_url: str) -> dict[str, str]:
+    """Every request traced, exported over OTLP/HTTP to ``sink_url``."""
+    return dict(
+        os.environ,
+        OTEL_EXPORTER_OTLP_ENDPOINT=sink_url,
+        OTEL_TRACES_SAMPLER="always_on",
+        OTEL_SERVICE_NAME="bench-router",
+    )
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -139,13 +176,13 @@ def _median(xs: list[float]) -> float:
 
 
 def _report(targets: list[Target]) -> None:
-    direct, proxy, router = targets
-    print(f"{'':8} {'TTFT p50 ms':>12} {'TTFT p99 ms':>12} {'CPU us/req':>11} {'max req/s':>10}")
+    direct, proxy, router, observed = targets
+    print(f"{'':10} {'TTFT p50 ms':>12} {'TTFT p99 ms':>12} {'CPU us/req':>11} {'max req/s':>10}")
     for t in targets:
         cpu = f"{_median(t.cpu_us):11.0f}" if t.cpu_us else f"{'-':>11}"
         rps = f"{_median(t.rps):10.1f}" if t.rps else f"{'-':>10}"
-        print(f"{t.name:8} {_median(t.p50):12.2f} {_median(t.p99):12.2f} {cpu} {rps}")
-    for t in (proxy, router):
+        print(f"{t.name:10} {_median(t.p50):12.2f} {_median(t.p99):12.2f} {cpu} {rps}")
+    for t in (proxy, router, observed):
         print(
             f"added TTFT over direct, {t.name}: p50 {_median(t.p50) - _median(direct.p50):+.2f} "
             f"ms, p99 {_median(t.p99) - _median(direct.p99):+.2f} ms"
@@ -153,6 +190,15 @@ def _report(targets: list[Target]) -> None:
     print(
         f"router CPU / proxy CPU per request: {_median(router.cpu_us) / _median(proxy.cpu_us):.2f}"
         " (target <= 2)"
+    )
+    print(
+        f"router+obs over router: TTFT p50 {_median(observed.p50) - _median(router.p50):+.2f} ms,"
+        f" p99 {_median(observed.p99) - _median(router.p99):+.2f} ms; CPU per request "
+        f"{_median(observed.cpu_us) / _median(router.cpu_us):.2f}x"
+    )
+    print(
+        f"router+obs TTFT p50 over the proxy: {_median(observed.p50) - _median(proxy.p50):+.2f} ms"
+        " (target <= +2)"
     )
     if router.rps and proxy.rps:
         print(
@@ -171,6 +217,7 @@ def main(argv: list[str]) -> int:
     if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > LOAD_CORE:
         os.sched_setaffinity(0, {LOAD_CORE})
     procs: list[subprocess.Popen[str]] = []
+    access_log = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed in the finally below
     try:
         sim, sim_url = _start(
             [
@@ -192,30 +239,25 @@ def main(argv: list[str]) -> int:
         procs.append(sim)
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
             f.write(CONFIG)
-        router, router_url = _start(
-            [
-                "-m",
-                "sluiceway",
-                "router",
-                "--config",
-                f.name,
-                "--endpoints",
-                sim_url,
-                "--port",
-                "0",
-                "--log-level",
-                "warning",
-            ],
+        sink, sink_url = _start(["-m", "bench._discard_sink"], "sink", LOAD_CORE)
+        procs.append(sink)
+        router, router_url = _start(router_args(f.name, sim_url, 0.0), "router", PROXY_CORE)
+        procs.append(router)
+        observed, observed_url = _start(
+            router_args(f.name, sim_url, 1.0),
             "router",
             PROXY_CORE,
+            env=traced_env(sink_url),
+            stderr=access_log,
         )
-        procs.append(router)
+        procs.append(observed)
         proxy, proxy_url = _start(["-m", "bench._min_proxy", sim_url], "proxy", PROXY_CORE)
         procs.append(proxy)
         targets = [
             Target("direct", sim_url, None),
             Target("proxy", proxy_url, proxy.pid),
             Target("router", router_url, router.pid),
+            Target("router+obs", observed_url, observed.pid),
         ]
         for t in targets:  # warm up connections and code paths
             asyncio.run(_paced(t.url, 0.5))
@@ -230,6 +272,7 @@ def main(argv: list[str]) -> int:
         for p in procs:
             p.terminate()
             p.wait(10)
+        access_log.close()
     return 0
 
 
