@@ -206,7 +206,9 @@ class FlowController:
             return False
         return band.fits(size)
 
-    def _effective_ttl(self, request: Request) -> float:
+    def effective_ttl(self, request: Request) -> float:
+        """The queue budget ``request`` gets (0: no expiry): its TTL may only shorten the
+        configured one."""
         default, asked = self.settings.default_ttl, request.ttl
         if asked is None or asked <= 0:
             return default
@@ -219,7 +221,7 @@ class FlowController:
             flow,
             band=band.priority,
             enqueue_time=now,
-            ttl=self._effective_ttl(request),
+            ttl=self.effective_ttl(request),
             seq=next(self._seq),
         )
         item.key = band.settings.ordering.key(item)

@@ -3,7 +3,8 @@
 With ``resume: true`` on a queue, a ``/v1/completions`` request with a text prompt is sent
 streamed (whatever the caller asked) and its text is kept as it arrives. An eviction reaches the
 worker as a 429 whose dropped reason is ``evicted`` (before the first byte), as the router's
-terminal SSE event ``{"error": {"type": "evicted"}}`` once streaming, or as a stream that ends
+terminal SSE event ``{"error": {"code": "evicted"}}`` once streaming (``"type": "evicted"`` from
+routers before it), or as a stream that ends
 without ``[DONE]``; the router's error event of code 502 (its model server cut the stream)
 counts the same way. The worker then sends prompt + generated text again with the remaining
 ``max_tokens``, so the model server recomputes only a prefill (cheap when its prefix cache holds
@@ -65,7 +66,8 @@ _UPSTREAM_CUT = 502
 
 
 def _resumable(error: dict[str, Any]) -> bool:
-    return error.get("type") == h.REASON_EVICTED or error.get("code") == _UPSTREAM_CUT
+    evicted = h.REASON_EVICTED in (error.get("code"), error.get("type"))
+    return evicted or error.get("code") == _UPSTREAM_CUT
 
 
 def parse_event(line: bytes) -> StreamEvent | None:

@@ -20,6 +20,8 @@ Files:
   cost rule, prefix; pure); ``failover``: a request whose endpoint failed before the response
   moved to another;
 - ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
+  ``retry_after``: the ``Retry-After`` of its 429 and 503 answers, from the queue ahead and the
+  pool's drain rate (pure);
   ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
   directory, reloaded on change) or ``kube`` (the Kubernetes API, list then watch);
   ``path_watch``: a file or directory reloaded when it changes; ``kube_watch``: the

@@ -5,6 +5,8 @@ Routes come from one table (:data:`~sluiceway.router.routes.ROUTES`): vLLM's POS
 and are proxied; ``GET /v1/models`` lists what the pool serves; the probes (``/health``,
 ``/healthz``, ``/readyz``, ``/metrics``) are answered here. Another method on a known path is
 405 with ``Allow``. Every request over the header limits is 431 before it goes anywhere.
+Every answer of the router's own carries ``x-request-id``: the caller's, or a fresh one that
+is also what the model server receives (:func:`~sluiceway.router.identity.claim_request_id`).
 
 Coordinator seam: :meth:`RouterApp.mount_coordinator` hands every request that carries the
 mode header (``x-llm-d-async-mode``), and every request under the coordinator's own paths
@@ -33,7 +35,7 @@ import orjson
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from sluiceway.router.gateway import Gateway, RawHeaders, Receive, Vanished
-from sluiceway.router.identity import header_map
+from sluiceway.router.identity import claim_request_id, header_map
 from sluiceway.router.outcomes import (
     error_answer,
     headers_too_large,
@@ -45,6 +47,7 @@ from sluiceway.router.request_facts import CostRule
 from sluiceway.router.routes import ROUTES, Handler
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer, send_answer
+from sluiceway.wire.response_head import stamp_head
 
 __all__ = ["ASGIApp", "KeyCheck", "LocalRequest", "RouterApp"]
 
@@ -120,11 +123,14 @@ class RouterApp:
         problem = self.gateway.settings.limits.header_problem(raw)
         if problem is not None:
             log.debug("431 for %s %s: %s", scope["method"], scope["path"], problem)
-            await send_answer(send, headers_too_large(problem))
+            answering = _answering_as(send, claim_request_id(raw)[0])
+            await send_answer(answering, headers_too_large(problem))
             return
         if self._coordinator is not None and self._for_coordinator(scope):
-            await self._coordinator(scope, receive, send)
+            await self._coordinator(scope, receive, send)  # it stamps its own request ids
             return
+        rid, scope["headers"] = claim_request_id(raw)
+        send = _answering_as(send, rid)
         if not self._key_ok(scope["path"], raw):
             log.debug("401 for %s %s: no known API key", scope["method"], scope["path"])
             await send_answer(send, unauthorized())
@@ -139,10 +145,12 @@ class RouterApp:
     async def handle_local(self, request: LocalRequest, send: Send) -> None:
         """The router's own handling of an in-process caller's request."""
         path = request.target.partition("?")[0]
+        rid, headers = claim_request_id(request.headers)
+        send = _answering_as(send, rid)
 
         def generate(cost: CostRule) -> Awaitable[None]:
             return self.gateway.generate(
-                path, request.headers, request.body, send, vanished=request.vanished, cost=cost
+                path, headers, request.body, send, vanished=request.vanished, cost=cost
             )
 
         await self._route(request.method, path, send, generate)
@@ -192,6 +200,11 @@ class RouterApp:
         if reason is None:
             return _json(200, {"status": "ready"})
         return _json(503, {"status": "not ready", "reason": reason})
+
+
+def _answering_as(send: Send, request_id: str) -> Send:
+    """``send`` whose response head carries exactly ``request_id`` as ``x-request-id``."""
+    return stamp_head(send, ((h.REQUEST_ID, request_id),), replace=True)
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

@@ -26,7 +26,9 @@ __all__ = ["Exchange"]
 class Exchange:
     """``started``: the response head was sent; ``complete``: the last byte is being sent
     (a late disconnect notice is then ignored); ``member``: the endpoint it was given, among
-    those serving ``model``."""
+    those serving ``model``. Once flow control has queued it: ``band``, the band it queued in;
+    ``waited``, seconds from enqueue to dispatch or drop (None: never queued); ``budget``, its
+    queue TTL in seconds (None: unlimited)."""
 
     request_id: str
     member: PoolMember | None = None
@@ -38,6 +40,9 @@ class Exchange:
     evicted: bool = False
     disconnected: bool = False
     usage: Usage | None = None
+    band: int = 0
+    waited: float | None = None
+    budget: float | None = None
     dispatched_at: float = 0.0  # perf_counter seconds when it got its endpoint (0: not yet)
     _scope: anyio.CancelScope | None = None
 

@@ -8,11 +8,14 @@
 * every request a cycle dispatches gets its endpoint inside that cycle, so the in-flight counts
   the next cycle reads are never behind the controller;
 * the evictions a cycle decides interrupt those exchanges;
-* outcome, queue and cycle metrics are recorded here.
+* outcome, queue and cycle metrics are recorded here;
+* every dispatch feeds the drain rate behind the ``Retry-After`` of 429 and 503 answers
+  (:meth:`RouterFlow.advised`, :mod:`sluiceway.router.retry_after`).
 
 :meth:`RouterFlow.admit` returns None when the request may go upstream (``ex.member`` set), or
-the answer to send instead. :meth:`RouterFlow.finish` releases the endpoint and tells flow
-control the stream ended (capacity freed, an eviction confirmed).
+the answer to send instead; either way a request flow control took records its band, time
+queued and queue budget on the exchange. :meth:`RouterFlow.finish` releases the endpoint and
+tells flow control the stream ended (capacity freed, an eviction confirmed).
 """
 
 from __future__ import annotations
@@ -34,12 +37,19 @@ from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.outcomes import error_answer, evicted_answer, finalized_answer
 from sluiceway.router.pool import EndpointPool
 from sluiceway.router.request_facts import RequestFacts
+from sluiceway.router.retry_after import RetryAfter
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer
 
 __all__ = ["RouterFlow"]
 
 Labels = tuple[str, str, str, str, str]
+# Answers a client may try again later; they carry Retry-After.
+_RETRY_STATUSES = frozenset({429, 503})
+# Outcomes of requests refused at the door: never queued.
+_REFUSED = frozenset(
+    {Outcome.REJECTED_CAPACITY, Outcome.REJECTED_NO_ENDPOINTS, Outcome.REJECTED_OTHER}
+)
 
 
 def _no_endpoints() -> Answer:
@@ -61,6 +71,7 @@ class RouterFlow:
         self.metrics = metrics
         self._live = live
         self.adapter: FlowAdapter | None = None
+        self.retry = RetryAfter(clock)
         if flow.enabled:
             self.adapter = FlowAdapter(FlowController(flow.settings), clock)
         self._deadlines: asyncio.Task[None] | None = None
@@ -146,6 +157,26 @@ class RouterFlow:
         if rev is not None and rev.latency is not None:
             self.metrics.revocation_confirmed(rev.latency)
 
+    def advised(self, answer: Answer, ex: Exchange | None = None) -> Answer:
+        """``answer`` with ``Retry-After`` when it is a 429 or 503: the queue ahead of ``ex``'s
+        band (every band without ``ex``) over the drain rate, within half its budget left."""
+        if answer.status not in _RETRY_STATUSES:
+            return answer
+        remaining = None
+        if ex is not None and ex.budget is not None:
+            remaining = ex.budget - (ex.waited or 0.0)
+        seconds = self.retry.seconds(self._ahead(None if ex is None else ex.band), remaining)
+        return answer.with_headers((h.RETRY_AFTER, str(seconds)))
+
+    def _ahead(self, band: int | None) -> int:
+        """Requests queued in ``band`` and the bands above it (None: in every band)."""
+        controller = self.controller
+        if controller is None:
+            return 0
+        if band is None:
+            return controller.totals.queued
+        return sum(b.queued for b in controller.bands if b.priority >= band)
+
     def _legacy(self, ex: Exchange, priority: int) -> Answer | None:
         detector, now = self.flow.detector, self.clock.now()
         saturation = None
@@ -153,12 +184,13 @@ class RouterFlow:
             saturation = staged_view(detector, self.pool.snapshots(now), now).saturation
         verdict = legacy_admit(priority, saturation)
         if not verdict.admitted:
-            return error_answer(verdict.status or 429, verdict.message)
+            return self.advised(error_answer(verdict.status or 429, verdict.message), ex)
         member = self.pool.pick(ex.prefix, ex.model)
         if member is None:
-            return _no_endpoints()
+            return self.advised(_no_endpoints(), ex)
         self.pool.acquire(member, ex.tokens)
         ex.member, ex.dispatched_at = member, time.perf_counter()
+        self.retry.dispatched(1)
         return None
 
     async def _wait(
@@ -176,17 +208,20 @@ class RouterFlow:
             if done is None:  # cut short: flow control was told, capacity may have freed
                 self.kick()
         if done is None:
-            return self._interrupted(ex, labels)
+            return self.advised(self._interrupted(ex, labels), ex)
+        ttl = adapter.controller.effective_ttl(request)
+        ex.band, ex.budget = done.band, (ttl if ttl > 0 else None)
+        ex.waited = None if done.outcome in _REFUSED else done.waited
         queued = done.outcome is Outcome.DISPATCHED or done.waited > 0
         step = "NotYetFinalized" if queued else done.outcome.value
         self.metrics.enqueue(labels[0], labels[1], step, time.perf_counter() - started)
         self.metrics.finished(labels, done.outcome.value, done.waited)
         if done.outcome is not Outcome.DISPATCHED:
-            return finalized_answer(done)
+            return self.advised(finalized_answer(done), ex)
         if ex.member is None:  # the pool emptied between the cycle and now
             adapter.finished(ex.request_id)
             self.kick()
-            return _no_endpoints()
+            return self.advised(_no_endpoints(), ex)
         return None
 
     def _interrupted(self, ex: Exchange, labels: Labels) -> Answer:
@@ -213,6 +248,7 @@ class RouterFlow:
     def _apply(self, cycle: Cycle) -> None:
         for done in cycle.dispatched:
             self._assign(done)
+        self.retry.dispatched(len(cycle.dispatched))
         if cycle.dispatched and self.flow.detector is not None:
             self.flow.detector.note_dispatched(len(cycle.dispatched))
         for request_id in cycle.evict:

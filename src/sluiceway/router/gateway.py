@@ -16,8 +16,9 @@ chat, responses, embeddings, ...) as a raw ASGI callable:
 Eviction and client disconnect interrupt the request's
 :class:`~sluiceway.router.exchange.Exchange`: the wait it is in (queued, or the upstream call)
 is cut short at once and the upstream connection closed. An evicted request gets 429
-``evicted`` before the first byte, or a terminal SSE error event of type ``evicted`` once
-streaming.
+``evicted`` before the first byte, or a terminal SSE error event of code ``evicted`` once
+streaming. Every answer to a request flow control queued carries the time it queued
+(``x-llm-d-flow-queue-duration-ms``); every 429 and 503 a ``Retry-After``.
 
 A model server that fails before the response starts, with no other to retry on, gets the
 client a 502; one that stops mid-stream ends the stream with an SSE error event (never as if
@@ -48,6 +49,7 @@ from sluiceway.router.limits import BodyTooLarge, read_body
 from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.objectives import ObjectiveTable
 from sluiceway.router.outcomes import (
+    EVICTED_EVENT,
     UPSTREAM_CUT_EVENT,
     body_too_large,
     error_answer,
@@ -66,10 +68,10 @@ from sluiceway.router.request_facts import (
 )
 from sluiceway.router.served_models import ServedModels, unserved_answer
 from sluiceway.router.settings import RouterSettings
-from sluiceway.router.sse import EVICTED_EVENT
 from sluiceway.router.trust import HeaderTrust
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer, send_answer
+from sluiceway.wire.response_head import stamp_head
 
 __all__ = ["Gateway", "RawHeaders", "Receive", "Vanished"]
 
@@ -249,7 +251,7 @@ class Gateway:
         """One proxied request, read whole, its identity ``headers`` already trusted or
         filtered: admit, proxy, finish. ``vanished`` returns once the caller left."""
         if self.draining:
-            await send_answer(send, shutting_down())
+            await send_answer(send, self.admission.advised(shutting_down()))
             return
         try:
             facts = read_request_facts(raw, cost)
@@ -258,7 +260,7 @@ class Gateway:
             return
         unserved = unserved_answer(facts.model, self.pool.members.values())
         if unserved is not None:
-            await send_answer(send, unserved)
+            await send_answer(send, self.admission.advised(unserved))
             return
         ex = Exchange(
             str(next(self._ids)),
@@ -288,6 +290,9 @@ class Gateway:
         current_request.identified(ex, ident, priority)
         answer = await self.admission.admit(ex, facts, ident, priority, size)
         current_request.admitted(ex)
+        if ex.waited is not None:  # it queued: the time it did, on whatever answers it
+            waited = str(max(0, round(ex.waited * 1000)))
+            send = stamp_head(send, ((h.FLOW_QUEUE_DURATION_MS, waited),), replace=True)
         if answer is not None:
             with contextlib.suppress(OSError, RuntimeError):
                 await send_answer(send, answer)
@@ -334,7 +339,7 @@ class Gateway:
     async def _send_evicted(self, ex: Exchange, send: Send) -> None:
         with contextlib.suppress(Exception):
             if not ex.started:
-                await send_answer(send, evicted_answer())
+                await send_answer(send, self.admission.advised(evicted_answer(), ex))
             else:
                 await send({"type": "http.response.body", "body": EVICTED_EVENT})
 
@@ -370,5 +375,6 @@ class Gateway:
     def models(self) -> Answer:
         """``GET /v1/models``: every model a healthy endpoint serves, as learned."""
         if not self.pool.healthy:
-            return error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
+            answer = error_answer(503, "no model server endpoints available", h.REASON_NO_ENDPOINTS)
+            return self.admission.advised(answer)
         return Answer(200, self.served_models.listing())

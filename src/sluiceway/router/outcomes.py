@@ -1,10 +1,14 @@
 """HTTP answers the router makes itself: drops, evictions and errors (OpenAI error envelope).
 
 Flow-control outcomes map to a status and the ``x-llm-d-request-dropped-reason`` header as the
-current llm-d router does. The eviction answer keeps upstream's literal body; every other body
-is ``{"error": {"message", "type", "code"}}``, and a stream the router must end early ends with
-that envelope as its last SSE event. Messages never name a model server: its address is logged,
-not told to clients.
+current llm-d router does. The eviction answer keeps upstream's literal body (the llm-d router's
+``ImmediateResponse``: 429, text ``request evicted by flow control``; clients and llm-d-async
+match on the status and reason, the official ``openai`` client raises ``RateLimitError`` for any
+429 body); every other body is ``{"error": {"message", "type", "code"}}``, and a stream the
+router must end early ends with that envelope as its last SSE event: the ``openai`` client
+raises ``APIError`` from it with the envelope's ``type`` and ``code`` (``RateLimitError`` /
+``evicted`` for an eviction, which upstream has no mid-stream form of). Messages never name a
+model server: its address is logged, not told to clients.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ from __future__ import annotations
 import orjson
 
 from sluiceway.flowcontrol.base import Finalized
-from sluiceway.router.sse import EVICTED_MESSAGE
 from sluiceway.wire import headers as h
 from sluiceway.wire.answer import Answer
 from sluiceway.wire.api_errors import error_document
 
 __all__ = [
+    "EVICTED_EVENT",
+    "EVICTED_MESSAGE",
     "UPSTREAM_CUT_EVENT",
     "UPSTREAM_FAILED",
     "body_too_large",
@@ -54,14 +59,19 @@ _MESSAGES = {
 }
 UPSTREAM_FAILED = "the model server failed to answer"
 _UPSTREAM_CUT = "the model server ended the stream before it was complete"
+EVICTED_MESSAGE = "request evicted by flow control"
 
 
-def _envelope(status: int, message: str) -> bytes:
-    return orjson.dumps(error_document(message, type=_TYPES.get(status, "APIError"), code=status))
+def _envelope(status: int, message: str, code: str | int | None = None) -> bytes:
+    kind = _TYPES.get(status, "APIError")
+    return orjson.dumps(error_document(message, type=kind, code=status if code is None else code))
 
 
 # The terminal event of a stream whose model server stopped mid-way (instead of ``[DONE]``).
 UPSTREAM_CUT_EVENT = b"data: " + _envelope(502, _UPSTREAM_CUT) + b"\n\n"
+# The terminal event of a stream evicted once streaming: a rate-limit error whose code names
+# the eviction (``err.type == "RateLimitError"``, ``err.code == "evicted"`` in the SDK).
+EVICTED_EVENT = b"data: " + _envelope(429, EVICTED_MESSAGE, h.REASON_EVICTED) + b"\n\n"
 
 
 def error_answer(status: int, message: str, reason: str | None = None) -> Answer:

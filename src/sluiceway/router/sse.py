@@ -19,7 +19,7 @@ import orjson
 
 from sluiceway.flowcontrol.base import Usage
 
-__all__ = ["EVICTED_EVENT", "SseRelay", "usage_from_body"]
+__all__ = ["SseRelay", "usage_from_body"]
 
 _BOUNDARY = b"\n\n"
 _USAGE_MARK = b'"usage":{'
@@ -30,14 +30,6 @@ _EVENT = b"event:"
 # The events a Responses API stream ends with (it sends no [DONE]).
 _LAST_EVENTS = frozenset(
     {b"response.completed", b"response.incomplete", b"response.failed", b"error"}
-)
-
-EVICTED_MESSAGE = "request evicted by flow control"
-# The terminal event an evicted stream ends with, instead of ``data: [DONE]``.
-EVICTED_EVENT = (
-    b"data: "
-    + orjson.dumps({"error": {"type": "evicted", "message": EVICTED_MESSAGE, "code": 429}})
-    + _BOUNDARY
 )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import openai
 import orjson
 import pytest
 from router_harness import (
@@ -85,7 +86,7 @@ def _evicted(events: list[bytes]) -> bool:
     if not events or not events[-1].startswith(b"data: {"):
         return False
     last = orjson.loads(events[-1][len(b"data: ") :])
-    return isinstance(last, dict) and last.get("error", {}).get("type") == "evicted"
+    return isinstance(last, dict) and last.get("error", {}).get("code") == "evicted"
 
 
 EVICTION = """
@@ -171,6 +172,73 @@ async def test_eviction_before_the_first_byte_is_429_evicted() -> None:
         assert [t.result() for t in done] == [(429, "evicted", "request evicted by flow control")]
         for t in victims:
             t.cancel()
+
+
+async def test_the_openai_client_sees_an_eviction_as_a_rate_limit_either_way() -> None:
+    sim = SimConfig(time_to_first_token=0.005, inter_token_latency=0.01, max_num_seqs=4)
+    async with running_router(EVICTION, sim=sim, objectives=GUIDE_OBJECTIVES) as rig:
+        client = openai.AsyncOpenAI(base_url=rig.base, api_key="x", max_retries=0)
+        started: list[int] = []
+
+        async def stream(n: int) -> None:
+            events = await client.completions.create(
+                model="sim-model",
+                prompt="hi",
+                max_tokens=400,
+                stream=True,
+                extra_headers=ident("overflow-batch"),
+            )
+            async for _ in events:
+                if n not in started:
+                    started.append(n)
+
+        async def plain() -> None:
+            await client.completions.create(
+                model="sim-model",
+                prompt="hi",
+                max_tokens=300,
+                extra_headers=ident("overflow-batch"),
+            )
+
+        async def realtime() -> None:
+            await client.completions.create(
+                model="sim-model",
+                prompt="hi",
+                max_tokens=2,
+                extra_headers=ident("reserved-interactive"),
+            )
+
+        async def evicted_one(tasks: list[asyncio.Task[None]]) -> BaseException:
+            await realtime()
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            (err,) = [t.exception() for t in done]
+            assert err is not None
+            return err
+
+        try:
+            streams = [asyncio.create_task(stream(n)) for n in range(4)]
+            await until(lambda: len(started) == 4, what="every stream's first token")
+            mid = await evicted_one(streams)
+            engine = rig.sim.engines[0]
+            await until(lambda: engine.num_running == 0, what="the streams' slots freed")
+            plains = [asyncio.create_task(plain()) for _ in range(4)]
+            await until(lambda: engine.num_running == 4)
+            before = await evicted_one(plains)
+        finally:
+            await client.close()
+    # Once streaming: the error event, raised by the SDK with its type and code.
+    assert isinstance(mid, openai.APIError) and type(mid) is openai.APIError  # no status
+    assert (mid.type, mid.code) == ("RateLimitError", "evicted")
+    assert "evicted" in mid.message
+    # Before the first byte: a 429, upstream's literal body, the reason in its header.
+    assert isinstance(before, openai.RateLimitError)
+    head = before.response.headers
+    assert head[REASON] == "evicted" and int(head["retry-after"]) >= 1
+    assert before.response.text == "request evicted by flow control"
+    assert int(head["x-llm-d-flow-queue-duration-ms"]) >= 0 and head["x-request-id"]
 
 
 async def test_scenario_g_holdback_keeps_headroom_without_cancelling() -> None:

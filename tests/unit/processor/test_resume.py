@@ -15,6 +15,7 @@ from loopback import serving
 from sluiceway.clock import RealClock
 from sluiceway.processor.outcome import AttemptKind
 from sluiceway.processor.resume import ResumeState, can_resume, parse_event, send_resuming
+from sluiceway.router.outcomes import EVICTED_EVENT
 from sluiceway.wire.headers import DROPPED_REASON
 
 
@@ -22,7 +23,9 @@ def test_parse_event_kinds() -> None:
     assert parse_event(b": keep-alive") is None
     assert parse_event(b"data: [DONE]") is not None and parse_event(b"data: [DONE]").done  # type: ignore[union-attr]
     evicted = parse_event(b'data: {"error": {"type": "evicted", "code": 429}}')
-    assert evicted is not None and evicted.evicted
+    assert evicted is not None and evicted.evicted  # routers before the code named it
+    event = EVICTED_EVENT.strip()
+    assert (parsed := parse_event(event)) is not None and parsed.evicted  # the router's own
     other = parse_event(b'data: {"error": {"type": "server_error", "code": 500}}')
     assert other is not None and not other.evicted and other.error is not None
     cut = parse_event(b'data: {"error": {"type": "BadGatewayError", "code": 502}}')

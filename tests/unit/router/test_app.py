@@ -265,3 +265,44 @@ async def test_lifespan_is_acknowledged() -> None:
 
     await app({"type": "lifespan"}, receive, send)
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+CALLS = [
+    ("/healthz", "GET", [], [b""]),
+    ("/metrics", "GET", [], [b""]),
+    ("/readyz", "GET", [], [b""]),
+    ("/v1/models", "GET", [], [b""]),
+    ("/nope", "GET", [], [b""]),
+    ("/metrics", "POST", [], [b""]),
+    ("/v1/completions", "POST", [], [b"not json"]),
+    ("/v1/completions", "POST", [(b"x-h", b"v")] * 101, [b""]),
+    ("/v1/completions", "POST", [(b"content-length", b"2000")], [b""]),
+]
+
+
+@pytest.mark.parametrize(("path", "method", "headers", "body"), CALLS)
+async def test_every_answer_carries_the_callers_request_id_or_a_fresh_one(
+    path: str, method: str, headers: Raw, body: list[bytes]
+) -> None:
+    app = _app(limits=RequestLimits(body_bytes=1000))
+    _, head, _ = await _reply(app, path, method, [*headers, (b"x-request-id", b"mine-1")], body)
+    assert head[b"x-request-id"] == b"mine-1"
+    _, head, _ = await _reply(app, path, method, list(headers), list(body))
+    _, again, _ = await _reply(app, path, method, list(headers), list(body))
+    assert len(head[b"x-request-id"]) == 36 and head[b"x-request-id"] != again[b"x-request-id"]
+    odd = [*headers, (b"x-request-id", b"not kept")]
+    _, head, _ = await _reply(app, path, method, odd, list(body))
+    assert len(head[b"x-request-id"]) == 36
+
+
+async def test_the_routers_own_503s_carry_retry_after() -> None:
+    app = _app()
+    status, head, _ = await _reply(app, "/v1/models")  # no endpoint healthy yet
+    assert status == 503 and head[b"retry-after"] == b"1"  # nothing queued ahead
+    app.gateway.draining = True
+    payload = orjson.dumps({"model": "m", "prompt": "x"})
+    status, head, _ = await _reply(app, "/v1/completions", "POST", [], [payload])
+    assert status == 503 and head[b"x-llm-d-request-dropped-reason"] == b"rejected-shutting-down"
+    assert head[b"retry-after"] == b"1" and b"x-request-id" in head
+    _, head, _ = await _reply(app, "/nope")
+    assert b"retry-after" not in head  # only on 429 and 503

@@ -5,6 +5,7 @@ import pytest
 
 from sluiceway.flowcontrol.base import Finalized, Outcome
 from sluiceway.router.outcomes import (
+    EVICTED_EVENT,
     UPSTREAM_CUT_EVENT,
     evicted_answer,
     finalized_answer,
@@ -47,6 +48,16 @@ def test_eviction_keeps_the_literal_body() -> None:
     assert (answer.status, answer.body) == (429, b"request evicted by flow control")
     assert ("x-llm-d-request-dropped-reason", "evicted") in answer.headers
     assert shutting_down().status == 503
+
+
+def test_an_eviction_mid_stream_ends_with_a_rate_limit_error_coded_evicted() -> None:
+    assert EVICTED_EVENT.startswith(b"data: ") and EVICTED_EVENT.endswith(b"\n\n")
+    error = orjson.loads(EVICTED_EVENT[len(b"data: ") :])["error"]
+    assert error == {
+        "message": "request evicted by flow control",
+        "type": "RateLimitError",
+        "code": "evicted",
+    }
 
 
 def test_upstream_failures_name_no_server() -> None:

@@ -1,9 +1,7 @@
 from __future__ import annotations
 
-import orjson
-
 from sluiceway.flowcontrol.base import Usage
-from sluiceway.router.sse import EVICTED_EVENT, SseRelay, usage_from_body
+from sluiceway.router.sse import SseRelay, usage_from_body
 
 TOKEN = b'data: {"choices":[{"text":"a"}]}\n\n'
 USAGE = b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\n'
@@ -50,12 +48,6 @@ def test_usage_from_a_plain_body() -> None:
     assert usage_from_body(b'{"usage":{"prompt_tokens":5,"completion_tokens":7}}') == Usage(5, 7)
     assert usage_from_body(b"{}") is None
     assert usage_from_body(b'{"usage":{ broken') is None
-
-
-def test_evicted_event_shape() -> None:
-    assert EVICTED_EVENT.endswith(b"\n\n")
-    payload = orjson.loads(EVICTED_EVENT[len(b"data: ") :])
-    assert payload["error"]["type"] == "evicted"
 
 
 def test_a_stream_has_ended_once_done_or_an_error_event_went_by() -> None:
