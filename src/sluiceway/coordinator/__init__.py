@@ -4,7 +4,8 @@ The path of a request, by file:
 
 1. ``app.py``: the route; the mode header (``intake.py``) decides the rest, and a request
    without one is forwarded untouched through ``forwarding.py``; ``methods.py``: the methods
-   each own path takes (405 with ``Allow`` for the others).
+   each own path takes (405 with ``Allow`` for the others); ``request_ids.py``: the
+   ``x-request-id`` every answer carries (the caller's, or one minted and passed on).
 2. ``identity.py``: the tenant (API key, or the trusted tenant header).
 3. ``intake.py``: body, model (``routes.py``: served models, queue and tier), request id,
    deadline (a wait-mode deadline cut to the tenant's patience learned by ``patience.py``).

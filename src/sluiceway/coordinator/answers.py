@@ -2,10 +2,19 @@
 
 A stored result that carries an HTTP answer is mirrored (status and body). One that records a
 failure without an HTTP answer maps by its error code: ``GATE_DROPPED`` 429,
-``DEADLINE_EXCEEDED`` 504, ``INVALID_REQUEST`` 400, ``CANCELLED`` 499, anything else 502; a stored
+``DEADLINE_EXCEEDED`` 504, ``INVALID_REQUEST`` 400, ``CANCELLED`` 409, anything else 502; a stored
 status outside 100-599 is 502 ``MALFORMED_RESULT``. Errors use the OpenAI envelope. A broker
 that still fails after the mailboxes' retries is 503 with ``Retry-After``: the request is not
 lost, the client asks again (by id, or re-attaching with the same ``x-request-id``).
+
+``CANCELLED`` is 409 Conflict, not nginx's 499: the request exists (410 would say it does not)
+but its state, cancelled, conflicts with asking for its result. The official ``openai`` client
+maps 409 to ``ConflictError`` (499 is a bare ``APIStatusError``); it would retry a 409, so the
+answer says ``x-should-retry: false``, as nothing changes on asking again.
+
+The broker's 503 carries a fixed ``Retry-After: 1``, not the router's estimate: there is no
+queue to measure, a blip is over in a second or two, and 1 s is already the floor the router's
+jitter cannot go below in whole seconds (and far under its 60 s cap).
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from sluiceway.errors import BrokerError, WireError
 from sluiceway.wire import ErrorCode, ResultRecord, decode_result
 from sluiceway.wire.answer import Answer
 from sluiceway.wire.api_errors import error_body
-from sluiceway.wire.headers import DROPPED_REASON, REASON_INFEASIBLE
+from sluiceway.wire.headers import DROPPED_REASON, REASON_INFEASIBLE, SHOULD_RETRY
 
 __all__ = [
     "RETRY_AFTER_SECONDS",
@@ -29,16 +38,17 @@ __all__ = [
     "oversized_body",
     "pending_answer",
     "rejected_answer",
+    "unknown_request",
 ]
 
-CLIENT_CLOSED: Final = 499
+CONFLICT: Final = 409
 RETRY_AFTER_SECONDS: Final = 1  # a broker blip is over in a second or two
 
 _STATUS_OF_CODE: Final[dict[str, int]] = {
     ErrorCode.GATE_DROPPED: 429,
     ErrorCode.DEADLINE_EXCEEDED: 504,
     ErrorCode.INVALID_REQUEST: 400,
-    ErrorCode.CANCELLED: CLIENT_CLOSED,
+    ErrorCode.CANCELLED: CONFLICT,
 }
 
 
@@ -93,6 +103,11 @@ def broker_unavailable(code: str, exc: BrokerError) -> RequestRejected:
     )
 
 
+def unknown_request(request_id: str) -> RequestRejected:
+    """410 for an id the tenant does not have (unknown, expired, deleted, another's)."""
+    return RequestRejected(410, "UNKNOWN_REQUEST", f"request {request_id} is unknown or gone")
+
+
 def rejected_answer(exc: RequestRejected) -> Answer:
     body = error_body(str(exc), type=exc.type, code=exc.code)
     return Answer(exc.status, body).with_headers(*exc.headers)
@@ -129,6 +144,8 @@ def _failure(record: ResultRecord) -> Answer:
     status = _STATUS_OF_CODE.get(record.error_code, 502)
     code = record.error_code or "INFERENCE_ERROR"
     answer = _error(status, code, record.error_message or code.lower())
+    if status == CONFLICT:  # cancelled: asking again changes nothing
+        return answer.with_headers((SHOULD_RETRY, "false"))
     if record.error_message.startswith(f"{REASON_INFEASIBLE}:"):  # answered at once, on purpose
         return answer.with_headers((DROPPED_REASON, REASON_INFEASIBLE))
     return answer

@@ -9,7 +9,8 @@
   ``/metrics`` (another method on these paths: 405, ``methods.py``).
 
 A queued request is checked before it is queued (``validation.py``, ``catalog.py``); a broker
-that fails past the mailboxes' retries is 503 with ``Retry-After``, never 500.
+that fails past the mailboxes' retries is 503 with ``Retry-After``, never 500. Every answer
+carries ``x-request-id`` (``request_ids.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sluiceway.coordinator.answers import (
     oversized_body,
     pending_answer,
     rejected_answer,
+    unknown_request,
 )
 from sluiceway.coordinator.catalog import ModelCatalog
 from sluiceway.coordinator.forwarding import Forwarder, ForwardFailed
@@ -55,6 +57,7 @@ from sluiceway.coordinator.metrics import CoordinatorMetrics
 from sluiceway.coordinator.passthrough import QuotaKeeper, stamped_headers
 from sluiceway.coordinator.patience import PatienceBook, patience_settings
 from sluiceway.coordinator.probes import Probes
+from sluiceway.coordinator.request_ids import RequestIds, minted_id
 from sluiceway.coordinator.responses import RelayResponse, WaitingResponse
 from sluiceway.coordinator.routes import TenantRoutes
 from sluiceway.coordinator.validation import check_content_type, check_queued_body
@@ -123,20 +126,21 @@ class Coordinator:
         and ``/readyz`` turns 503 so balancers stop sending."""
         self._draining.set()
 
-    def app(self) -> Starlette:
+    def app(self) -> RequestIds:
         probes = Probes(self._parts.broker, self.metrics.registry, draining=lambda: self.draining)
         own: dict[str, dict[str, Handler]] = {
             **probes.routes(),
             "/v1/models": {"GET": self._models},
             "/v1/requests/{id}": {"GET": self._fetch, "DELETE": self._delete},
         }
-        return Starlette(
+        starlette = Starlette(
             exception_handlers={Exception: _internal_error},
             routes=[
                 *own_routes(own, guard=self._guarded),
                 Route("/{path:path}", self._guarded(self._handle), methods=_METHODS),
             ],
         )
+        return RequestIds(starlette)
 
     def _guarded(self, handler: Handler) -> Handler:
         async def guarded(request: Request) -> Response:
@@ -236,7 +240,7 @@ class Coordinator:
     async def _queued(
         self, request: Request, body: RequestBody, mode: AsyncMode, tenant: str
     ) -> Response:
-        request_id, given = request_id_of(request.headers)
+        request_id, given = request_id_of(request.headers, minted_id(request.scope))
         queued = self._queued_request(request, body, mode, tenant, request_id)
         try:
             found = await self._parts.mailboxes.attach_or_submit(queued, reattach=given)
@@ -344,7 +348,7 @@ class Coordinator:
             return _answer(await self._delivered(tenant, request_id, found.record, mode="fetch"))
         if found.state is MailboxState.PENDING:
             return _answer(pending_answer(request_id))
-        raise _unknown(request_id)
+        raise unknown_request(request_id)
 
     async def _delete(self, request: Request) -> Response:
         tenant, request_id = self._id_of(request)
@@ -353,7 +357,7 @@ class Coordinator:
         except BrokerError as exc:
             raise broker_unavailable("DELETE_FAILED", exc) from None
         if not deleted:  # unknown, gone, or another tenant's: as GET answers it
-            raise _unknown(request_id)
+            raise unknown_request(request_id)
         return Response(status_code=204)
 
     async def _models(self, request: Request) -> Response:
@@ -393,7 +397,3 @@ async def _until_set(work: Awaitable[str | None], event: asyncio.Event) -> str |
             task.cancel()
         await asyncio.gather(task, stop, return_exceptions=True)
     return None if task.cancelled() else task.result()
-
-
-def _unknown(request_id: str) -> RequestRejected:
-    return RequestRejected(410, "UNKNOWN_REQUEST", f"request {request_id} is unknown or gone")

@@ -3,14 +3,14 @@
 The body is JSON as the router reads it (orjson: ``NaN``, ``1e309`` and lone surrogates are not
 JSON) nested at most ``MAX_NESTING`` (64) levels. Order as upstream's step: unknown mode,
 ``stream: true`` outside passthrough, missing model, unserved model; then the request id
-(``x-request-id``, ``^[a-zA-Z0-9-]{1,128}$``, else a fresh UUID) and the deadline (the timeout
+(``x-request-id``, ``^[a-zA-Z0-9-]{1,128}$``, else the one the coordinator minted for the
+request, else a fresh UUID) and the deadline (the timeout
 header in positive whole seconds, clamped by the mode's maximum, else the mode's default).
 """
 
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -23,6 +23,7 @@ from sluiceway.config.documents import MAX_NESTING, nests_deeper
 from sluiceway.coordinator.answers import RequestRejected
 from sluiceway.coordinator.routes import TenantRoutes
 from sluiceway.wire import headers as wire_headers
+from sluiceway.wire.request_ids import new_request_id
 
 __all__ = [
     "AsyncMode",
@@ -98,11 +99,14 @@ def _too_deep() -> RequestRejected:
     return RequestRejected(400, "too_deep", f"request body nested deeper than {MAX_NESTING} levels")
 
 
-def request_id_of(headers: Mapping[str, str]) -> tuple[str, bool]:
-    """The client's ``x-request-id`` (validated) and True, or a fresh id and False."""
+def request_id_of(headers: Mapping[str, str], minted: str | None = None) -> tuple[str, bool]:
+    """The client's ``x-request-id`` (validated) and True, or the coordinator's own id (the
+    ``minted`` one it added to the headers, else a fresh one) and False."""
     given = headers.get(wire_headers.REQUEST_ID)
     if given is None:
-        return str(uuid.uuid4()), False
+        return new_request_id(), False
+    if given == minted:
+        return given, False
     if not _REQUEST_ID.match(given):
         raise RequestRejected(
             400, "invalid_request_id", "x-request-id must match ^[a-zA-Z0-9-]{1,128}$"

@@ -30,7 +30,7 @@ def test_an_http_result_is_mirrored() -> None:
         (ErrorCode.GATE_DROPPED, 429),
         (ErrorCode.DEADLINE_EXCEEDED, 504),
         (ErrorCode.INVALID_REQUEST, 400),
-        (ErrorCode.CANCELLED, 499),
+        (ErrorCode.CANCELLED, 409),
         (ErrorCode.INFERENCE_ERROR, 502),
         (ErrorCode.GATE_ERROR, 502),
     ],
@@ -41,6 +41,16 @@ def test_a_failure_maps_by_its_code_into_the_openai_envelope(code: ErrorCode, st
     error = json.loads(answer.body)["error"]
     assert error["code"] == str(code)
     assert error["message"]
+
+
+def test_a_cancelled_result_is_a_conflict_the_sdk_does_not_retry() -> None:
+    answer = answer_for_record(ResultRecord.error("t:a", ErrorCode.CANCELLED).encode())
+    assert answer.status == 409
+    assert ("x-should-retry", "false") in answer.headers
+    error = json.loads(answer.body)["error"]
+    assert (error["code"], error["type"]) == ("CANCELLED", "invalid_request_error")
+    gated = answer_for_record(ResultRecord.error("t:a", ErrorCode.GATE_DROPPED).encode())
+    assert not any(name == "x-should-retry" for name, _ in gated.headers)
 
 
 @pytest.mark.parametrize("raw", ['{"id": "a", "status_code": 700, "payload": ""}', "not json"])

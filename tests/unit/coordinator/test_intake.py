@@ -77,6 +77,12 @@ def test_request_ids_are_validated_or_minted() -> None:
     assert rejected(request_id_of, {"x-request-id": "x" * 129}).status == 400
 
 
+def test_the_id_the_coordinator_minted_is_its_own_not_the_callers() -> None:
+    rid = "7f0c5a8e-0000-4000-8000-000000000001"
+    assert request_id_of({"x-request-id": rid}, minted=rid) == (rid, False)
+    assert request_id_of({"x-request-id": rid}, minted="another") == (rid, True)
+
+
 def test_timeouts_default_and_clamp() -> None:
     assert timeout_of(None, AsyncMode.WAIT, PARAMS) == 300
     assert timeout_of("900", AsyncMode.WAIT, PARAMS) == 600
