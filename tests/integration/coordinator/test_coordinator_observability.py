@@ -17,12 +17,13 @@ from coordinator_rig import guide_params
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
 from sluiceway.coordinator.forwarding import HttpForwarder
-from sluiceway.coordinator.observed import observed_app
+from sluiceway.coordinator.observed import observed_app, show_metrics_on
 from sluiceway.coordinator.server import build_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.observability.access_log import ACCESS_LOGGER
@@ -128,3 +129,20 @@ async def test_lines_metrics_and_trace_by_mode(caplog: pytest.LogCaptureFixture)
         assert list(sent) == [f"00-{CALLER_TRACE}-{forward.context.span_id:016x}-01"]
         server = next(s for s in spans["POST /v1/completions"] if s.context == forward.parent)
         assert (server.attributes or {})["sluiceway.mode"] == "passthrough"
+
+
+def test_a_metric_name_in_both_registries_fails_the_mount() -> None:
+    front = build_coordinator(
+        guide_params(),
+        broker=MemoryBroker(),
+        quota_store=MemoryQuotaStore(),
+        forwarder=HttpForwarder("http://127.0.0.1:9", timeout=1),
+        clock=RealClock(),
+    )
+    router_registry = CollectorRegistry()
+    Gauge("sluiceway_coordinator_held_connections", "a clash", registry=router_registry)
+    with pytest.raises(ValueError, match="Duplicated timeseries"):
+        show_metrics_on(router_registry, front)
+    apart = CollectorRegistry()
+    show_metrics_on(apart, front)
+    assert "sluiceway_coordinator_held_connections" in generate_latest(apart).decode()
