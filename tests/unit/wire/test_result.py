@@ -24,7 +24,7 @@ def test_http_answer_is_pinned() -> None:
 def test_deadline_error_matches_contract_example() -> None:
     rec = ResultRecord.error("x", ErrorCode.DEADLINE_EXCEEDED)
     assert encode_result(rec) == (
-        '{"id":"x","payload":"{\\"error\\":\\"deadline exceeded\\"}",'
+        '{"id":"x","status_code":0,"payload":"{\\"error\\":\\"deadline exceeded\\"}",'
         '"error_code":"DEADLINE_EXCEEDED","error_message":"deadline exceeded"}'
     )
     assert not rec.is_http
@@ -34,7 +34,8 @@ def test_gate_drop_payload_is_upstream_literal() -> None:
     rec = ResultRecord.too_many_requests("o-1", request_token="tok")
     assert rec.payload == '{"error": "Too Many Requests", "code": 429}'
     assert encode_result(rec) == (
-        '{"id":"o-1","payload":"{\\"error\\": \\"Too Many Requests\\", \\"code\\": 429}",'
+        '{"id":"o-1","status_code":0,'
+        '"payload":"{\\"error\\": \\"Too Many Requests\\", \\"code\\": 429}",'
         '"error_code":"GATE_DROPPED","error_message":"Too Many Requests","request_token":"tok"}'
     )
 
@@ -46,20 +47,21 @@ def test_upstream_drop_record_without_code_decodes() -> None:
     assert rec.status_code == 0 and rec.error_code == ""
 
 
-def test_a_result_without_an_http_answer_has_status_code_0_as_upstream_writes_it() -> None:
-    """llm-d-async leaves ``status_code`` out when it is 0 (``omitempty``); readers take 0."""
-    upstream = (  # api.NewGateDroppedResult through encoding/json, as upstream pushes it
+def test_a_result_without_an_http_answer_carries_status_code_0() -> None:
+    """The guide's checks read ``status_code`` 0 (``jq .status_code``: 0, not null); a Go
+    reader of llm-d-async, which leaves the key out there, decodes both as 0, and so do we."""
+    upstream = (  # api.NewGateDroppedResult through encoding/json (omitempty), as pushed
         '{"id":"g-1","payload":"{\\"error\\":\\"Pool gating dropped request\\"}",'
         '"error_code":"GATE_DROPPED","error_message":"Pool gating dropped request"}'
     )
     ours = ResultRecord.error("g-1", ErrorCode.GATE_DROPPED, "Pool gating dropped request")
-    assert encode_result(ours) == upstream
+    assert json.loads(encode_result(ours)) == {**json.loads(upstream), "status_code": 0}
     for rec in (ours, ResultRecord.error("d", ErrorCode.DEADLINE_EXCEEDED)):
         doc = json.loads(encode_result(rec))
-        assert "status_code" not in doc and doc.get("status_code", 0) == 0
+        assert doc["status_code"] == 0 and '"status_code":0,' in encode_result(rec)
         assert decode_result(encode_result(rec)).status_code == 0
-    explicit = decode_result('{"id":"z","status_code":0,"payload":""}')  # another writer's
-    assert explicit.status_code == 0 and not explicit.is_http
+    assert decode_result(upstream) == ours
+    assert not decode_result(upstream).is_http
 
 
 @pytest.mark.parametrize(
@@ -94,10 +96,7 @@ def test_records_encode_as_the_generic_encoder_would(
 ) -> None:
     """The record is built from parts; it must stay byte-identical to compact JSON."""
     rec = ResultRecord(id, payload, status, code, message, token)
-    doc: dict[str, object] = {"id": id}
-    if status > 0:
-        doc["status_code"] = status
-    doc["payload"] = payload
+    doc: dict[str, object] = {"id": id, "status_code": status, "payload": payload}
     for key, value in (("error_code", code), ("error_message", message), ("request_token", token)):
         if value:
             doc[key] = value
