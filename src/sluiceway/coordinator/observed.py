@@ -70,8 +70,12 @@ class _Observed:
         record = self._observer.begin(scope["method"], path, route, raw, probe=path in _PROBES)
         if not record.probe:
             self._identify(record, {n.decode("latin-1"): v.decode("latin-1") for n, v in raw})
-        app = self._app
-        await self._observer.observe(CURRENT, record, send, lambda s: app(scope, receive, s))
+        token = CURRENT.set(record)
+        try:
+            await self._app(scope, receive, self._observer.watch(record, send))
+        finally:
+            CURRENT.reset(token)
+            self._observer.end(record)
 
     def _identify(self, record: ServedRequest, headers: dict[str, str]) -> None:
         mode = headers.get(self._mode_header, "").strip().lower()

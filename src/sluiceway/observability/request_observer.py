@@ -1,18 +1,18 @@
 """One mechanism, three sinks: a request's record feeds the access log, the HTTP metrics and
 the trace spans.
 
-A component wraps each request it serves in :meth:`RequestObserver.observe`: the record is
-opened on arrival (with the server span when tracing is on), made the task's current record
-(its code adds the facts only it knows: identity, admission, the upstream call), the ASGI
-``send`` is watched for the response head and the first body byte, and when the handler
-returns the record goes to the sinks. Off sinks cost nothing: no tracing object, no span; a
-line sampled out, no formatting.
+A component opens each request's record on arrival (:meth:`RequestObserver.begin`, with the
+server span when tracing is on), makes it current for its own code (which adds the facts only
+it knows: identity, admission, the upstream call), wraps its ASGI ``send`` with
+:meth:`RequestObserver.watch` (the response head and the first body byte), and when the
+handler returns, however it ends, hands the record to :meth:`RequestObserver.end`. The
+component drives; nothing here calls back into it. Off sinks cost nothing: no tracing object,
+no span; a line sampled out, no formatting.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from contextvars import ContextVar
 from typing import Any, Final
 
 from prometheus_client import CollectorRegistry
@@ -21,6 +21,7 @@ from sluiceway.observability.access_log import AccessLog, check_sample, configur
 from sluiceway.observability.http_metrics import HttpMetrics
 from sluiceway.observability.served_request import ServedRequest
 from sluiceway.observability.tracing import Tracing, tracing_from_environment
+from sluiceway.wire.response_watch import watch_response
 
 __all__ = ["RawHeaders", "RequestObserver", "Send", "observe_process"]
 
@@ -28,23 +29,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 RawHeaders = list[tuple[bytes, bytes]]
 
 _REQUEST_ID: Final = b"x-request-id"
-_START: Final = "http.response.start"
-_BODY: Final = "http.response.body"
-
-
-def _watched(record: ServedRequest, send: Send) -> Send:
-    """``send``, noting the response head and the first body byte on ``record``."""
-
-    async def watched(message: MutableMapping[str, Any]) -> None:
-        if not record.first_byte_at:
-            kind = message["type"]
-            if kind == _START:
-                record.response_started(message["status"], message.get("headers") or ())
-            elif kind == _BODY and message.get("body"):
-                record.first_byte()
-        await send(message)
-
-    return watched
 
 
 class RequestObserver:
@@ -89,21 +73,10 @@ class RequestObserver:
         self.access.write(record, tracing.trace_id(record))
         tracing.end(record)
 
-    async def observe(
-        self,
-        slot: ContextVar[ServedRequest | None],
-        record: ServedRequest,
-        send: Send,
-        handle: Callable[[Send], Awaitable[None]],
-    ) -> None:
-        """Run ``handle`` with ``record`` current in ``slot`` and ``send`` watched; feed the
-        sinks however it ends."""
-        token = slot.set(record)
-        try:
-            await handle(_watched(record, send))
-        finally:
-            slot.reset(token)
-            self.end(record)
+    def watch(self, record: ServedRequest, send: Send) -> Send:
+        """``send``, the response head and first body byte noted on ``record``: wrap the
+        server's ``send`` with it, outermost."""
+        return watch_response(send, record.response)
 
 
 def observe_process(service: str, log_format: str, access_sample: float) -> Tracing | None:

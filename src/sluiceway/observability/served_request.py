@@ -2,9 +2,10 @@
 trace spans are all made from (pure; no I/O).
 
 The component that serves a request opens a :class:`ServedRequest` when it arrives; admission,
-dispatch, the upstream call, the response head and its first body byte each add their fact;
-at the end the record is handed, whole, to the sinks. One record per request keeps the three
-sinks telling the same story, and a sink that is off costs nothing on the way.
+dispatch and the upstream call each add their fact, the response head and its first body byte
+are read from what went out; at the end the record is handed, whole, to the sinks. One record
+per request keeps the three sinks telling the same story, and a sink that is off costs nothing
+on the way.
 
 Times are ``time.perf_counter()`` seconds (wall time, never the scaled clock: operators read
 these against their own clocks); ``wall_ns`` anchors them to the epoch for spans. A time of
@@ -14,9 +15,11 @@ these against their own clocks); ``wall_ns`` anchors them to the epoch for spans
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Final
+
+from sluiceway.wire.response_watch import ResponseWatch
 
 __all__ = ["NO_RESPONSE", "UNMATCHED_ROUTE", "ServedRequest", "route_template"]
 
@@ -49,13 +52,14 @@ def route_template(
 @dataclass(slots=True, eq=False)
 class ServedRequest:
     """``component``: ``router`` or ``coordinator``; ``route``: the route template (a label);
-        ``path``: the raw path (logged, never a label); ``probe``: a health or metrics probe,
-        counted but neither logged nor traced; ``priority``: the flow-control band (router);
-        ``objective``: the objective asked for (router) or stamped (coordinator); ``mode``: the
-        coordinator's mode header; ``reason``: why the request ended as it did (the dropped-reason
-        header, ``evicted``, ``cancelled``, ``incomplete``); ``trace``: the tracing sink's live
-        state (None while tracing is off); ``settle``: reads the facts a component keeps elsewhere
-    (tokens, an eviction) when the request ends."""
+    ``path``: the raw path (logged, never a label); ``probe``: a health or metrics probe,
+    counted but neither logged nor traced; ``priority``: the flow-control band (router);
+    ``objective``: the objective asked for (router) or stamped (coordinator); ``mode``: the
+    coordinator's mode header; ``reason``: why the request ended as it did (the dropped-reason
+    header, ``evicted``, ``cancelled``, ``incomplete``); ``trace``: the tracing sink's live
+    state (None while tracing is off); ``response``: what went out on ``send`` (the component
+    wraps its ``send`` with :func:`~sluiceway.wire.response_watch.watch_response`), read at
+    the end."""
 
     component: str
     method: str
@@ -83,7 +87,7 @@ class ServedRequest:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     trace: object | None = None
-    settle: Callable[[], None] | None = None
+    response: ResponseWatch = field(default_factory=ResponseWatch)
 
     @classmethod
     def open(
@@ -105,15 +109,14 @@ class ServedRequest:
             elif name == _CONTENT_TYPE:
                 self.stream = value.startswith(_EVENT_STREAM)
 
-    def first_byte(self) -> None:
-        """The first body byte went out (time to first token, for a stream)."""
-        self.first_byte_at = time.perf_counter()
-
     def end(self) -> None:
-        """The handler returned; a request that never sent a head is :data:`NO_RESPONSE`."""
+        """The handler returned: what went out is read from :attr:`response`; a request that
+        never sent a head is :data:`NO_RESPONSE`."""
         self.ended_at = time.perf_counter()
-        if self.settle is not None:
-            self.settle()
+        seen = self.response
+        if seen.status:
+            self.response_started(seen.status, seen.headers)
+        self.first_byte_at = seen.first_byte_at
         if not self.status:
             self.status = NO_RESPONSE
 

@@ -1,22 +1,22 @@
 """The router's app with its operator signals: access log, HTTP metrics, traces.
 
 Every request the router answers itself, over HTTP or in process from a mounted coordinator,
-runs inside :meth:`RequestObserver.observe
-<sluiceway.observability.request_observer.RequestObserver.observe>` with its record current in
-:data:`~sluiceway.router.current_request.CURRENT`. Requests handed to the mounted coordinator
+gets a record current in :data:`~sluiceway.router.current_request.CURRENT` while its handler
+runs, with its ``send`` watched; when the handler returns, however it ends, the record is
+settled and handed to the sinks. Requests handed to the mounted coordinator
 are its to observe (they reach the router again, in process, when they pass through). Probes
 are counted in the metrics, neither logged nor traced.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from sluiceway.observability.request_observer import RawHeaders, RequestObserver
 from sluiceway.observability.served_request import UNMATCHED_ROUTE, ServedRequest
 from sluiceway.router.app import LocalRequest, RouterApp
-from sluiceway.router.current_request import CURRENT
+from sluiceway.router.current_request import CURRENT, CurrentRequest, settle
 from sluiceway.router.gateway import Gateway, Receive
 from sluiceway.router.proxy import Send
 from sluiceway.router.routes import ROUTES
@@ -37,12 +37,24 @@ class ObservedRouterApp(RouterApp):
             await answer(scope, receive, send)
             return
         record = self._begin(scope["method"], scope["path"], scope.get("headers") or [])
-        await self.observer.observe(CURRENT, record, send, lambda s: answer(scope, receive, s))
+        await self._observed(record, send, lambda s: answer(scope, receive, s))
 
     async def handle_local(self, request: LocalRequest, send: Send) -> None:
         answer = super().handle_local
         record = self._begin(request.method, request.target.partition("?")[0], request.headers)
-        await self.observer.observe(CURRENT, record, send, lambda s: answer(request, s))
+        await self._observed(record, send, lambda s: answer(request, s))
+
+    async def _observed(
+        self, record: ServedRequest, send: Send, answer: Callable[[Send], Awaitable[None]]
+    ) -> None:
+        current = CurrentRequest(record)
+        token = CURRENT.set(current)
+        try:
+            await answer(self.observer.watch(record, send))
+        finally:
+            CURRENT.reset(token)
+            settle(current)
+            self.observer.end(record)
 
     def _coordinators(self, scope: MutableMapping[str, Any]) -> bool:
         """Whether the mounted coordinator answers this request (and observes it)."""

@@ -15,7 +15,8 @@ tier-priority merge), ``api_errors`` (the OpenAI error envelope every sluiceway 
 answers errors in), ``answer`` (the one shape of an HTTP answer sluiceway makes itself, and
 sending it on raw ASGI), ``request_ids`` (which ``x-request-id`` a request goes by: the
 caller's, or a fresh one), ``response_head`` (headers stamped on every response head a server
-sends, on raw ASGI).
+sends, on raw ASGI), ``response_watch`` (what went out on a raw ASGI ``send``: the head and
+the first body byte's time).
 """
 
 from __future__ import annotations

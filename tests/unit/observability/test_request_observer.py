@@ -1,11 +1,10 @@
-"""One mechanism, three sinks: observe() watches send, keeps the record current while the
-handler runs, and feeds metrics, access log and spans however the handler ends."""
+"""One mechanism, three sinks: a component watches its send with the observer and hands it the
+record when the handler returns, however it ends; metrics, access log and spans follow."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import MutableMapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import pytest
@@ -19,8 +18,20 @@ from sluiceway.observability.request_observer import RequestObserver, Send
 from sluiceway.observability.served_request import ServedRequest
 from sluiceway.observability.tracing import Tracing
 
-SLOT: ContextVar[ServedRequest | None] = ContextVar("test_slot", default=None)
 TOTAL = "sluiceway_router_http_requests_total"
+
+
+async def serve(
+    obs: RequestObserver,
+    record: ServedRequest,
+    send: Send,
+    handle: Callable[[Send], Awaitable[None]],
+) -> None:
+    """What the router and the coordinator do around each handler."""
+    try:
+        await handle(obs.watch(record, send))
+    finally:
+        obs.end(record)
 
 
 def observer(tracing: Tracing | None = None) -> tuple[RequestObserver, CollectorRegistry]:
@@ -36,10 +47,7 @@ async def test_the_record_is_current_and_the_sinks_are_fed(
     async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
 
-    seen: list[ServedRequest | None] = []
-
     async def handle(out: Send) -> None:
-        seen.append(SLOT.get())
         head = [(b"content-type", b"text/event-stream"), (b"x-request-id", b"told")]
         await out({"type": "http.response.start", "status": 200, "headers": head})
         await out({"type": "http.response.body", "body": b"data: 1\n\n", "more_body": True})
@@ -50,8 +58,7 @@ async def test_the_record_is_current_and_the_sinks_are_fed(
     record = obs.begin("POST", "/v1/completions", "/v1/completions", headers)
     assert record.request_id == "asked"
     with caplog.at_level(logging.INFO, logger=ACCESS_LOGGER):
-        await obs.observe(SLOT, record, send, handle)
-    assert seen == [record] and SLOT.get() is None
+        await serve(obs, record, send, handle)
     assert len(sent) == 3  # everything went through
     assert (record.status, record.stream, record.request_id) == (200, True, "told")
     assert record.first_byte_at and record.ended_at >= record.first_byte_at
@@ -71,7 +78,7 @@ async def test_a_handler_that_fails_is_still_recorded_as_499_without_a_head() ->
     obs, registry = observer()
     record = obs.begin("POST", "/v1/completions", "/v1/completions", [])
     with pytest.raises(ConnectionResetError):
-        await obs.observe(SLOT, record, send, handle)
+        await serve(obs, record, send, handle)
     labels = {"route": "/v1/completions", "method": "POST", "status": "499", "band": ""}
     assert registry.get_sample_value(TOTAL, labels) == 1
 
@@ -92,8 +99,8 @@ async def test_probes_are_counted_not_traced(caplog: pytest.LogCaptureFixture) -
     probe = obs.begin("GET", "/metrics", "/metrics", [], probe=True)
     traced = obs.begin("POST", "/v1/completions", "/v1/completions", [])
     with caplog.at_level(logging.INFO, logger=ACCESS_LOGGER):
-        await obs.observe(SLOT, probe, send, handle)
-        await obs.observe(SLOT, traced, send, handle)
+        await serve(obs, probe, send, handle)
+        await serve(obs, traced, send, handle)
     assert [span.name for span in exporter.get_finished_spans()] == ["POST /v1/completions"]
     assert [r.getMessage() for r in caplog.records] == ["POST /v1/completions 200"]
     probes = {"route": "/metrics", "method": "GET", "status": "200", "band": ""}

@@ -62,12 +62,20 @@ def test_times_derive_from_the_steps() -> None:
     assert never.queue_seconds is None and never.ttfb_seconds is None
 
 
-def test_end_settles_and_marks_a_request_that_sent_nothing() -> None:
-    settled: list[str] = []
-    found = record()
-    found.settle = lambda: settled.append("tokens")
-    found.end()
-    assert found.status == NO_RESPONSE and found.ended_at > 0 and settled == ["tokens"]
+def test_end_reads_what_went_out_and_marks_a_request_that_sent_nothing() -> None:
+    silent = record()
+    silent.end()
+    assert silent.status == NO_RESPONSE and silent.ended_at > 0 and silent.ttfb_seconds is None
+    answered = record()
+    head = [(b"x-llm-d-request-dropped-reason", b"rejected-ttl-expired")]
+    answered.response.status, answered.response.headers = 503, head
+    answered.response.first_byte_at = answered.started + 0.25
+    answered.end()
+    assert (answered.status, answered.reason, answered.ttfb_seconds) == (
+        503,
+        "rejected-ttl-expired",
+        0.25,
+    )
 
 
 def test_failures_are_server_errors_and_streams_that_ended_early() -> None:

@@ -8,7 +8,7 @@ import time
 from sluiceway.flowcontrol.base import Usage
 from sluiceway.observability.served_request import ServedRequest
 from sluiceway.router import current_request
-from sluiceway.router.current_request import CURRENT
+from sluiceway.router.current_request import CURRENT, CurrentRequest, settle
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.identity import Identity
 from sluiceway.router.pool import PoolMember
@@ -24,8 +24,9 @@ def _record() -> ServedRequest:
 
 def test_hooks_fill_the_current_record() -> None:
     record = _record()
+    current = CurrentRequest(record)
     ex = Exchange("17", model="m")
-    token = CURRENT.set(record)
+    token = CURRENT.set(current)
     try:
         current_request.identified(ex, IDENT, 40)
         ex.member, ex.dispatched_at = PoolMember("http://a:8000"), time.perf_counter()
@@ -47,8 +48,9 @@ def test_hooks_fill_the_current_record() -> None:
     assert record.upstream_at == first > 0
     assert record.endpoint == "http://b:8000"
     assert headers == {}  # not traced: nothing injected
+    assert current.exchange is ex
     ex.usage, ex.started, ex.complete = Usage(5, 9), True, True
-    record.end()
+    settle(current)
     assert (record.prompt_tokens, record.completion_tokens, record.reason) == (5, 9, "")
 
 
@@ -58,14 +60,14 @@ def test_how_an_unfinished_request_ended() -> None:
         ({"disconnected": True}, "cancelled"),
         ({"started": True}, "incomplete"),
     ]:
-        record, ex = _record(), Exchange("1")
-        token = CURRENT.set(record)
+        current, ex = CurrentRequest(_record()), Exchange("1")
+        token = CURRENT.set(current)
         current_request.identified(ex, IDENT, 0)
         CURRENT.reset(token)
         for name, value in flags.items():
             setattr(ex, name, value)
-        record.end()
-        assert record.reason == reason
+        settle(current)
+        assert current.record.reason == reason
 
 
 def test_nothing_happens_without_a_current_record() -> None:
