@@ -3,9 +3,9 @@
 Every request the router answers itself, over HTTP or in process from a mounted coordinator,
 gets a record current in :data:`~sluiceway.router.current_request.CURRENT` while its handler
 runs, with its ``send`` watched; when the handler returns, however it ends, the record is
-settled and handed to the sinks. Requests handed to the mounted coordinator
-are its to observe (they reach the router again, in process, when they pass through). Probes
-are counted in the metrics, neither logged nor traced.
+settled and handed to the sinks. Requests handed to the mounted coordinator are its to
+observe (they reach the router again, in process, when they pass through). Probes are counted
+in the metrics, neither logged nor traced.
 """
 
 from __future__ import annotations
