@@ -10,7 +10,9 @@ a minute, models read once).
 
 * ``off``: ``--access-log-sample 0``, no ``OTEL_*`` (the HTTP metrics, always on, remain);
 * ``on``: every request in the access log (JSON, to a file), every request traced, spans
-  exported over OTLP/HTTP to a loopback sink that discards (``bench/_discard_sink.py``).
+  exported over OTLP/HTTP to a loopback sink that discards (``bench/_discard_sink.py``);
+* ``log only``: the access log as ``on``, no tracing;
+* ``on, 10 % traced``: as ``on``, the trace-id ratio sampler at 0.1.
 
 Target: ``on`` at most 1.15x ``off``. ``--baseline REV`` adds the router of a git revision
 (a temporary worktree, run with ``off``'s flags less ``--access-log-sample``): what the
@@ -118,6 +120,13 @@ def main(argv: list[str]) -> int:
         on = _router(f.name, sim_url, "--access-log-sample", "1")
         columns["off"] = _column(ROOT, off, plain, args.small, args.large)
         columns["on"] = _column(ROOT, on, traced_env(sink_url), args.small, args.large)
+        columns["log only"] = _column(ROOT, on, plain, args.small, args.large)
+        tenth = dict(
+            traced_env(sink_url),
+            OTEL_TRACES_SAMPLER="traceidratio",
+            OTEL_TRACES_SAMPLER_ARG="0.1",
+        )
+        columns["on, 10 % traced"] = _column(ROOT, on, tenth, args.small, args.large)
         if args.baseline:
             with worktree(args.baseline) as tree:
                 before = _router(f.name, sim_url)
@@ -129,7 +138,7 @@ def main(argv: list[str]) -> int:
     print(f"\nmillion instructions per streamed request ({args.large} - {args.small} requests,"
           f" {PAYLOAD['max_tokens']} tokens each)")  # fmt: skip
     for name, value in columns.items():
-        print(f"{name:14}{value / 1e6:10.3f}   {value / columns['off']:.3f}x off")
+        print(f"{name:18}{value / 1e6:10.3f}   {value / columns['off']:.3f}x off")
     print("target: on <= 1.15x off")
     return 0
 

@@ -130,10 +130,12 @@ class Tracing:
         self._tracer = provider.get_tracer("sluiceway")
         self._trace = trace
         self._propagate = propagate
+        # The headers the configured propagators read: without any, there is nothing to extract.
+        self._fields = frozenset(propagate.get_global_textmap().fields)
 
     def begin(self, record: ServedRequest, headers: Mapping[str, str]) -> None:
         """Open ``record``'s server span, child of the context in ``headers`` (lower case)."""
-        parent = self._propagate.extract(headers)
+        parent = None if self._fields.isdisjoint(headers) else self._propagate.extract(headers)
         span = self._tracer.start_span(
             f"{record.method} {record.route}",
             context=parent,
