@@ -13,8 +13,10 @@ the guide's flow control, eviction on), then, each a few times, under ``sys.setp
 Per walk: the package files with a call in the request's window (the simulator and this tool
 left out), the calls from one package into another (each one a round trip), and of those the
 callbacks, calls from a lower layer into a higher one (flow control into the router, a broker
-into the processor). Background work (health checks, pollers) can only add calls, so each
-figure is the minimum over the repeats.
+into the processor). The router's app handing a request to the app mounted on it (the
+coordinator, mounted by the layer above) is composition, not a callback: it is counted apart as
+a hand-off, and only from ``router/app.py`` into ``coordinator``. Background work (health
+checks, pollers) can only add calls, so each figure is the minimum over the repeats.
 
     python -m bench walks              # 3 repeats
     PYTHONPATH=<old checkout>/src:<old checkout> python -m bench walks   # the same, before
@@ -62,6 +64,8 @@ LAYER = {
     "coordinator": 5,
     "serving": 5,
 }
+# The mount seam: (caller file, callee package) of the router's hand-off to its mounted app.
+MOUNT_SEAM = ("router/app.py", "coordinator")
 
 
 def _where(frame: FrameType) -> tuple[str, str] | None:
@@ -80,6 +84,7 @@ def _where(frame: FrameType) -> tuple[str, str] | None:
 class Trace:
     files: set[str] = field(default_factory=set)
     crossings: list[tuple[str, str]] = field(default_factory=list)
+    handoffs: int = 0  # calls across the mount seam (resumptions of the awaited app count too)
 
     def profile(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call":
@@ -90,7 +95,9 @@ class Trace:
         self.files.add(here[1])
         caller = frame.f_back
         there = None if caller is None else _where(caller)
-        if there is not None and there[0] != here[0]:
+        if there is not None and (there[1], here[0]) == MOUNT_SEAM:
+            self.handoffs += 1
+        elif there is not None and there[0] != here[0]:
             self.crossings.append((there[0], here[0]))
 
     def scoped(self, packages: frozenset[str] | None) -> Walk:
@@ -100,7 +107,8 @@ class Trace:
         files = {f for f in self.files if keep(Path(f).parts[0].removesuffix(".py"))}
         pairs = [(a, b) for a, b in self.crossings if keep(a) and keep(b)]
         back = [(a, b) for a, b in pairs if LAYER.get(a, 9) < LAYER.get(b, 9)]
-        return Walk(files, len(pairs), len(back), sorted(set(back)), Counter(pairs))
+        handoffs = self.handoffs if keep("router") and keep("coordinator") else 0
+        return Walk(files, len(pairs), len(back), sorted(set(back)), Counter(pairs), handoffs)
 
 
 @dataclass
@@ -110,6 +118,7 @@ class Walk:
     callbacks: int
     callback_pairs: list[tuple[str, str]]
     pairs: Counter[tuple[str, str]] = field(default_factory=Counter)
+    handoffs: int = 0
 
 
 async def _traced(work: Callable[[], Awaitable[None]]) -> Trace:
@@ -179,14 +188,14 @@ def main(argv: list[str]) -> int:
     entry, chat, wait = (_least(found[k]) for k in ("entry", "chat", "wait"))
     added = wait.files - entry.files - chat.files
     print(f"sluiceway at {ROOT}")
-    print(f"{'walk':<34}{'files':>6}{'round trips':>13}{'callbacks':>11}")
+    print(f"{'walk':<34}{'files':>6}{'round trips':>13}{'callbacks':>11}{'hand-offs':>11}")
     rows = (
         ("a queue entry (processor side)", entry, len(entry.files)),
         ("a streamed chat request (router)", chat, len(chat.files)),
         ("a wait-mode request (all)", wait, len(wait.files)),
     )
     for name, walk, files in rows:
-        print(f"{name:<34}{files:>6}{walk.round_trips:>13}{walk.callbacks:>11}")
+        print(f"{name:<34}{files:>6}{walk.round_trips:>13}{walk.callbacks:>11}{walk.handoffs:>11}")
         if walk.callback_pairs:
             print(f"{'':<4}callbacks: {', '.join(f'{a} -> {b}' for a, b in walk.callback_pairs)}")
     print(f"{'  files wait mode adds':<34}{len(added):>6}")
