@@ -28,7 +28,12 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from sluiceway.config.gate_params import AimdParams
-from sluiceway.gates.aimd_window import AimdWindow, WindowSettings, answer_kind
+from sluiceway.gates.aimd_window import (
+    AimdWindow,
+    WindowSettings,
+    answer_kind,
+    holding_retry_after,
+)
 from sluiceway.gates.base import (
     CONTINUE,
     REFUSE,
@@ -190,7 +195,9 @@ class AimdGate:
         if number is None:  # not admitted here (another gate on the pool, a queue gate)
             return
         kind = answer_kind(answer.status, answer.reason)
-        self.window.answer(kind, number, now, answer.retry_after)
+        self.window.answer(
+            kind, number, now, holding_retry_after(answer.reason, answer.retry_after)
+        )
 
     async def _follow_signal(self) -> None:
         """Hand each fresh reading to the window once (a blind one counts as not above)."""

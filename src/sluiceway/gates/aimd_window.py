@@ -12,8 +12,13 @@ feeds it; this module decides.
 - **Cut**, on a capacity rejection: ``ssthresh = window x decrease``, the window drops to it.
   Once per flight, as TCP's recovery point: only a rejection of a request dispatched after the
   last cut cuts again, so the rejections of one overfull flight count once.
-- **Hold**, on a capacity rejection with a Retry-After: closed for min(Retry-After,
-  ``hold_duration``), then reopened at ``min_window`` in slow start up to ``ssthresh``.
+- **Hold**, on a capacity rejection with a Retry-After and no drop reason (a model server
+  or a gateway asking every client to back off): closed for min(Retry-After,
+  ``hold_duration``), then reopened at ``min_window`` in slow start up to ``ssthresh``. The
+  router's own rejections (``rejected-saturated``, ``evicted``) carry a Retry-After too, but
+  it estimates when *that* request finds room in its band's queue: the processor's retry of
+  the request honours it, and the cut once per flight answers the capacity they report.
+  Holding on each of them pinned the window at ``min_window`` (:func:`holding_retry_after`).
 - **Signal** (optional): above its target, one cut per round trip (once a request dispatched
   after the last cut has been answered) and no growth; at or below it, answers alone decide.
 
@@ -31,7 +36,7 @@ from enum import StrEnum
 
 from sluiceway.wire.headers import REASON_EVICTED, REASON_SATURATED
 
-__all__ = ["AimdWindow", "AnswerKind", "WindowSettings", "answer_kind"]
+__all__ = ["AimdWindow", "AnswerKind", "WindowSettings", "answer_kind", "holding_retry_after"]
 
 CAPACITY_STATUSES = frozenset({429, 503})
 CAPACITY_REASONS = (REASON_SATURATED, REASON_EVICTED)
@@ -54,6 +59,12 @@ def answer_kind(status: int | None, reason: str) -> AnswerKind:
     if not reason or reason.startswith(CAPACITY_REASONS):
         return AnswerKind.CAPACITY
     return AnswerKind.NEUTRAL
+
+
+def holding_retry_after(reason: str, retry_after: float | None) -> float | None:
+    """The Retry-After that may hold the window: a bare 429 or 503's, not one that comes with
+    the router's drop reason (module doc)."""
+    return None if reason else retry_after
 
 
 @dataclass(frozen=True, slots=True)

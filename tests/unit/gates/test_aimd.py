@@ -100,7 +100,9 @@ async def test_answers_to_admitted_requests_move_the_window() -> None:
     gate.observe(AnswerFacts("a", 429, h.REASON_TTL_EXPIRED, retry_after=9.0), NOW)
     assert gate.window.window == 2 and gate.window.cuts == 0
     gate.observe(AnswerFacts("a", 429, h.REASON_SATURATED, retry_after=3.0), NOW)
-    assert gate.window.cuts == 1 and gate.window.held(NOW + 2.9)
+    assert gate.window.cuts == 1 and not gate.window.held(NOW)  # the router's: a cut, no hold
+    gate.observe(AnswerFacts("a", 429, "", retry_after=3.0), NOW)
+    assert gate.window.held(NOW + 2.9)  # a bare 429's Retry-After holds the window
     await holdings.release_all()
     assert await admit(gate, "b") is Verdict.WAIT  # held for the Retry-After
     await gate.aclose()

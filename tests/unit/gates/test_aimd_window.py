@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from sluiceway.gates.aimd_window import AimdWindow, AnswerKind, WindowSettings, answer_kind
+from sluiceway.gates.aimd_window import (
+    AimdWindow,
+    AnswerKind,
+    WindowSettings,
+    answer_kind,
+    holding_retry_after,
+)
 from sluiceway.wire import headers as h
 
 NOW = 1_700_000_000.0
@@ -177,3 +183,10 @@ def test_signal_at_or_below_target_lets_answers_grow_the_window() -> None:
     window.signal(False)
     round_trip(window)
     assert window.window == 2
+
+
+def test_only_a_bare_rejections_retry_after_holds() -> None:
+    assert holding_retry_after("", 4.0) == 4.0
+    assert holding_retry_after("", None) is None
+    for reason in (h.REASON_SATURATED, h.REASON_EVICTED, h.REASON_TTL_EXPIRED):
+        assert holding_retry_after(reason, 4.0) is None
