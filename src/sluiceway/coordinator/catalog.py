@@ -18,10 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-import orjson
-
 from sluiceway.coordinator.answers import RequestRejected
 from sluiceway.coordinator.forwarding import Forwarder, ForwardFailed
+from sluiceway.router.served_models import read_model_cards
 
 __all__ = ["ModelCatalog", "listed_models"]
 
@@ -35,16 +34,10 @@ _HEADERS: Final = (("accept", "application/json"),)
 
 
 def listed_models(body: bytes) -> frozenset[str] | None:
-    """The model ids of an OpenAI ``/v1/models`` answer; None when it is not one (pure)."""
-    try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    data = doc.get("data") if isinstance(doc, dict) else None
-    if not isinstance(data, list):
-        return None
-    ids = frozenset(m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str))
-    return ids or None
+    """The model ids of an OpenAI ``/v1/models`` answer (read as the router reads its
+    endpoints'); None when it is not one or lists none (pure)."""
+    cards = read_model_cards(body)
+    return frozenset(cards) if cards else None
 
 
 class ModelCatalog:
