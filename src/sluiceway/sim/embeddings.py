@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from sluiceway.sim.config import SimConfig
-from sluiceway.sim.openai_request import ApiError, check_model
+from sluiceway.sim.openai_request import ApiError, read_body
 from sluiceway.sim.tokenizer import chat_prompt, tokenize
 
 __all__ = ["DIMENSIONS", "EmbeddingRequest", "embed", "embedding_body", "parse_embedding_request"]
@@ -43,15 +43,9 @@ class EmbeddingRequest:
 
 def parse_embedding_request(body: bytes, config: SimConfig) -> EmbeddingRequest | ApiError:
     """Check an embeddings body (``input`` or chat ``messages``) against ``config``."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        return ApiError(400, f"malformed JSON body: {exc}")
-    if not isinstance(data, dict):
-        return ApiError(400, "request body must be a JSON object")
-    problem = check_model(data, config, required=False)
-    if problem is not None:
-        return problem
+    data = read_body(body, config, model_required=False)
+    if isinstance(data, ApiError):
+        return data
     inputs = _inputs(data)
     if isinstance(inputs, ApiError):
         return inputs

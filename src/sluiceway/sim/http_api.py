@@ -102,11 +102,9 @@ class SimInstance:
 
     async def _generate(self, request: web.Request, kind: Kind) -> web.StreamResponse:
         body = await request.read()
-        failure = self._failure(request, body)
-        if isinstance(failure, ApiError):
-            return _error(failure)
-        if failure is not None:
-            return _failure_response(failure)
+        failed = self._failed(request, body)
+        if failed is not None:
+            return failed
         parsed = parse_request(body, kind, self.config)
         if isinstance(parsed, ApiError):
             return _error(parsed)
@@ -123,6 +121,13 @@ class SimInstance:
                 self.driver.release(sim_request.request_id)
             else:
                 self.driver.abort(sim_request.request_id)
+
+    def _failed(self, request: web.Request, body: bytes) -> web.Response | None:
+        """The answer of an injected failure (or of a bad ``X-Return-Error``), if one is due."""
+        failure = self._failure(request, body)
+        if isinstance(failure, ApiError):
+            return _error(failure)
+        return None if failure is None else _failure_response(failure)
 
     def _failure(self, request: web.Request, body: bytes) -> Failure | ApiError | None:
         header = request.headers.get("X-Return-Error")
@@ -213,11 +218,9 @@ class SimInstance:
 
     async def _embeddings(self, request: web.Request) -> web.Response:
         body = await request.read()
-        failure = self._failure(request, body)
-        if isinstance(failure, ApiError):
-            return _error(failure)
-        if failure is not None:
-            return _failure_response(failure)
+        failed = self._failed(request, body)
+        if failed is not None:
+            return failed
         parsed = parse_embedding_request(body, self.config)
         if isinstance(parsed, ApiError):
             return _error(parsed)

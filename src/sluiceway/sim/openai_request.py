@@ -15,7 +15,15 @@ import orjson
 from sluiceway.sim.config import SimConfig
 from sluiceway.sim.tokenizer import chat_prompt, content_text, detokenize, tokenize
 
-__all__ = ["MAX_LOGPROBS", "ApiError", "Kind", "Parsed", "check_model", "parse_request"]
+__all__ = [
+    "MAX_LOGPROBS",
+    "ApiError",
+    "Kind",
+    "Parsed",
+    "check_model",
+    "parse_request",
+    "read_body",
+]
 
 Kind = Literal["completion", "chat"]
 
@@ -58,19 +66,27 @@ class Parsed:
 
 def parse_request(body: bytes, kind: Kind, config: SimConfig) -> Parsed | ApiError:
     """Validate a completions or chat body against ``config``."""
+    data = read_body(body, config)
+    if isinstance(data, ApiError):
+        return data
+    prompt = _prompt(data, kind)
+    if isinstance(prompt, ApiError):
+        return prompt
+    return _limits(data, kind, prompt, config)
+
+
+def read_body(
+    body: bytes, config: SimConfig, *, model_required: bool = True
+) -> dict[str, Any] | ApiError:
+    """A request body as a JSON object whose model this server serves (:func:`check_model`),
+    else the 400 or 404 vLLM gives."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         return ApiError(400, f"malformed JSON body: {exc}")
     if not isinstance(data, dict):
         return ApiError(400, "request body must be a JSON object")
-    model_error = check_model(data, config)
-    if model_error is not None:
-        return model_error
-    prompt = _prompt(data, kind)
-    if isinstance(prompt, ApiError):
-        return prompt
-    return _limits(data, kind, prompt, config)
+    return check_model(data, config, required=model_required) or data
 
 
 def check_model(

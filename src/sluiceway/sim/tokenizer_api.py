@@ -14,25 +14,15 @@ from typing import Any
 import orjson
 
 from sluiceway.sim.config import SimConfig
-from sluiceway.sim.openai_request import ApiError, check_model
+from sluiceway.sim.openai_request import ApiError, read_body
 from sluiceway.sim.tokenizer import VOCAB_SIZE, chat_prompt, detokenize, token_texts, tokenize
 
 __all__ = ["detokenize_body", "tokenize_body"]
 
 
-def _read(body: bytes, config: SimConfig) -> dict[str, Any] | ApiError:
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        return ApiError(400, f"malformed JSON body: {exc}")
-    if not isinstance(data, dict):
-        return ApiError(400, "request body must be a JSON object")
-    return check_model(data, config, required=False) or data
-
-
 def tokenize_body(body: bytes, config: SimConfig) -> bytes | ApiError:
     """The answer to ``POST /tokenize``."""
-    data = _read(body, config)
+    data = read_body(body, config, model_required=False)
     if isinstance(data, ApiError):
         return data
     if "messages" in data:
@@ -56,7 +46,7 @@ def tokenize_body(body: bytes, config: SimConfig) -> bytes | ApiError:
 
 def detokenize_body(body: bytes, config: SimConfig) -> bytes | ApiError:
     """The answer to ``POST /detokenize``."""
-    data = _read(body, config)
+    data = read_body(body, config, model_required=False)
     if isinstance(data, ApiError):
         return data
     tokens = data.get("tokens")
