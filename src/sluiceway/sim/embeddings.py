@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from sluiceway.sim.config import SimConfig
-from sluiceway.sim.openai_request import ApiError, read_body
+from sluiceway.sim.openai_request import ApiError, parse_body
 from sluiceway.sim.tokenizer import chat_prompt, tokenize
 
 __all__ = ["DIMENSIONS", "EmbeddingRequest", "embed", "embedding_body", "parse_embedding_request"]
@@ -43,7 +43,7 @@ class EmbeddingRequest:
 
 def parse_embedding_request(body: bytes, config: SimConfig) -> EmbeddingRequest | ApiError:
     """Check an embeddings body (``input`` or chat ``messages``) against ``config``."""
-    data = read_body(body, config, model_required=False)
+    data = parse_body(body, config, model_required=False)
     if isinstance(data, ApiError):
         return data
     inputs = _inputs(data)

@@ -21,8 +21,8 @@ __all__ = [
     "Kind",
     "Parsed",
     "check_model",
+    "parse_body",
     "parse_request",
-    "read_body",
 ]
 
 Kind = Literal["completion", "chat"]
@@ -66,7 +66,7 @@ class Parsed:
 
 def parse_request(body: bytes, kind: Kind, config: SimConfig) -> Parsed | ApiError:
     """Validate a completions or chat body against ``config``."""
-    data = read_body(body, config)
+    data = parse_body(body, config)
     if isinstance(data, ApiError):
         return data
     prompt = _prompt(data, kind)
@@ -75,7 +75,7 @@ def parse_request(body: bytes, kind: Kind, config: SimConfig) -> Parsed | ApiErr
     return _limits(data, kind, prompt, config)
 
 
-def read_body(
+def parse_body(
     body: bytes, config: SimConfig, *, model_required: bool = True
 ) -> dict[str, Any] | ApiError:
     """A request body as a JSON object whose model this server serves (:func:`check_model`),

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from sluiceway.sim.config import SimConfig
-from sluiceway.sim.openai_request import ApiError, read_body
+from sluiceway.sim.openai_request import ApiError, parse_body
 from sluiceway.sim.tokenizer import VOCAB_SIZE, chat_prompt, detokenize, token_texts, tokenize
 
 __all__ = ["detokenize_body", "tokenize_body"]
@@ -22,7 +22,7 @@ __all__ = ["detokenize_body", "tokenize_body"]
 
 def tokenize_body(body: bytes, config: SimConfig) -> bytes | ApiError:
     """The answer to ``POST /tokenize``."""
-    data = read_body(body, config, model_required=False)
+    data = parse_body(body, config, model_required=False)
     if isinstance(data, ApiError):
         return data
     if "messages" in data:
@@ -46,7 +46,7 @@ def tokenize_body(body: bytes, config: SimConfig) -> bytes | ApiError:
 
 def detokenize_body(body: bytes, config: SimConfig) -> bytes | ApiError:
     """The answer to ``POST /detokenize``."""
-    data = read_body(body, config, model_required=False)
+    data = parse_body(body, config, model_required=False)
     if isinstance(data, ApiError):
         return data
     tokens = data.get("tokens")
