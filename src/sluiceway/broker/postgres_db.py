@@ -230,8 +230,12 @@ class PostgresDatabase:
 
     async def _connect_listener(self) -> None:
         conn = await asyncpg.connect(self.dsn, timeout=10.0)
-        for channel in self._channels:
-            await conn.add_listener(channel, self._deliver)
+        try:
+            for channel in self._channels:
+                await conn.add_listener(channel, self._deliver)
+        except BaseException:
+            conn.terminate()  # a link cut while listening is set up is not left to the collector
+            raise
         conn.add_termination_listener(self._listener_lost)
         self._listener = conn
 
