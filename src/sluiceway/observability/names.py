@@ -195,3 +195,11 @@ HTTP_METRICS: Final = {
         COORDINATOR_HTTP_TTFB_SECONDS,
     ),
 }
+
+# The shared capacity ledger of several router replicas (docs/flow-control.md).
+ROUTER_LEDGER_CONNECTED: Final = "sluiceway_router_ledger_connected"
+ROUTER_LEDGER_REPLICAS: Final = "sluiceway_router_ledger_replicas"
+ROUTER_LEDGER_LEASES: Final = "sluiceway_router_ledger_leases"
+ROUTER_LEDGER_WAITING: Final = "sluiceway_router_ledger_waiting_requests"
+ROUTER_LEDGER_CALLS_TOTAL: Final = "sluiceway_router_ledger_calls_total"
+ROUTER_LEDGER_UNREACHABLE_TOTAL: Final = "sluiceway_router_ledger_unreachable_total"

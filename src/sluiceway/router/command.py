@@ -34,6 +34,7 @@ from sluiceway.options import (
 if TYPE_CHECKING:
     from sluiceway.clock import Clock
     from sluiceway.config.coordinator import CoordinatorConfig
+    from sluiceway.ledger.leases import LedgerSettings
     from sluiceway.router.app import RouterApp
     from sluiceway.router.objectives import ObjectiveTable
     from sluiceway.router.serve import Listen
@@ -149,6 +150,18 @@ def router(
             "own counts only).",
         ),
     ] = "100ms",
+    ledger: Annotated[
+        str | None,
+        Opt(
+            "--ledger",
+            help="redis:// URL of the capacity ledger several router replicas of one pool "
+            "share (default: none, this replica alone).",
+        ),
+    ] = None,
+    ledger_lease: Annotated[
+        str,
+        Opt("--ledger-lease", help="How long a dead replica's capacity leases outlive it."),
+    ] = "3s",
     host: Annotated[str, Opt("--host", help="Address to bind.")] = "127.0.0.1",
     port: Port = 8081,
     ports_file: PortsFile = None,
@@ -225,6 +238,7 @@ def router(
             prefix_affinity=prefix_affinity,
             metrics_scrape_interval=_seconds(metrics_scrape_interval, "--metrics-scrape-interval"),
             access_log_sample=access_log_sample,
+            ledger=_ledger(ledger, ledger_lease),
             limits=RequestLimits(
                 max_body_bytes, max_headers, max_header_bytes, max_headers_total_bytes
             ),
@@ -254,6 +268,14 @@ def router(
     except SluicewayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _ledger(url: str | None, lease: str) -> LedgerSettings | None:
+    from sluiceway.ledger.leases import LedgerSettings
+
+    if not url:
+        return None
+    return LedgerSettings(url, lease=_seconds(lease, "--ledger-lease"))
 
 
 def _chart_labels_note(

@@ -10,6 +10,7 @@ after the scope and reads the flag. Nobody cancels or un-cancels the handler tas
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class Exchange:
     waited: float | None = None
     budget: float | None = None
     dispatched_at: float = 0.0  # perf_counter seconds when it got its endpoint (0: not yet)
+    lease: asyncio.Future[None] | None = None  # the pool ledger's lease, when one is kept
     _scope: anyio.CancelScope | None = None
 
     @property

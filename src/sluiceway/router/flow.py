@@ -10,7 +10,11 @@
 * the evictions a cycle decides interrupt those exchanges;
 * outcome, queue and cycle metrics are recorded here;
 * every dispatch feeds the drain rate behind the ``Retry-After`` of 429 and 503 answers
-  (:meth:`RouterFlow.advised`, :mod:`sluiceway.router.retry_after`).
+  (:meth:`RouterFlow.advised`, :mod:`sluiceway.router.retry_after`);
+* with a pool ledger (several replicas, ``--ledger``), each cycle's view adds the requests the
+  other replicas hold (:mod:`sluiceway.ledger.share`) and every dispatched request goes upstream
+  only once the ledger granted its lease, so the replicas together never admit more than the
+  pool holds (docs/flow-control.md).
 
 :meth:`RouterFlow.admit` returns None when the request may go upstream (``ex.member`` set), or
 the answer to send instead; either way a request flow control took records its band, time
@@ -25,12 +29,16 @@ import contextlib
 import time
 
 from sluiceway.clock import Clock
+from sluiceway.errors import ConfigError
 from sluiceway.flowcontrol.adapter import FlowAdapter
 from sluiceway.flowcontrol.base import CapacityView, Finalized, Outcome, Request
 from sluiceway.flowcontrol.configure import RouterFlowControl
 from sluiceway.flowcontrol.controller import Cycle, FlowController
 from sluiceway.flowcontrol.legacy import legacy_admit
 from sluiceway.flowcontrol.saturation import UtilizationDetector, staged_view
+from sluiceway.ledger.leases import LeaseLedger, LedgerSettings
+from sluiceway.ledger.metrics import LedgerCollector
+from sluiceway.ledger.share import pool_cap, with_others
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.identity import Identity
 from sluiceway.router.metrics import RouterMetrics
@@ -64,8 +72,10 @@ class RouterFlow:
         pool: EndpointPool,
         metrics: RouterMetrics,
         live: dict[str, Exchange],
+        ledger: LedgerSettings | None = None,
     ) -> None:
         self.flow = flow
+        self.ledger: LeaseLedger | None = None
         self.clock = clock
         self.pool = pool
         self.metrics = metrics
@@ -76,6 +86,16 @@ class RouterFlow:
             self.adapter = FlowAdapter(FlowController(flow.settings), clock)
         self._deadlines: asyncio.Task[None] | None = None
         metrics.watch(lambda: self.controller, self._stale_endpoints, self._saturation_stages)
+        if ledger is not None:
+            if flow.detector is None or self.adapter is None:
+                raise ConfigError(
+                    "the ledger shares the saturation detector's capacity: turn flow control "
+                    "on with a saturation detector",
+                    field="--ledger",
+                )
+            group = f"router/{metrics.pool}"
+            self.ledger = LeaseLedger.connect(ledger, group, clock, on_change=self.kick)
+            metrics.registry.register(LedgerCollector(self.ledger, metrics.pool))
 
     @property
     def controller(self) -> FlowController | None:
@@ -89,6 +109,9 @@ class RouterFlow:
         started = time.perf_counter()
         cycle = adapter.cycle(self._capacity())
         self._apply(cycle)
+        if self.ledger is not None:
+            held_back = adapter.controller.totals.queued > 0 and self.ledger.view.others > 0
+            self.ledger.hold_back(held_back)
         self.metrics.cycle(time.perf_counter() - started)
 
     def set_priorities(self, priorities: frozenset[int]) -> None:
@@ -99,6 +122,8 @@ class RouterFlow:
 
     def start(self) -> None:
         """Run cycles when flow-control deadlines are due, and a first one now."""
+        if self.ledger is not None:
+            self.ledger.start()
         adapter = self.adapter
         if adapter is not None and self._deadlines is None:
             self._deadlines = asyncio.get_running_loop().create_task(self._run_deadlines(adapter))
@@ -113,6 +138,8 @@ class RouterFlow:
             self._deadlines = None
         if self.adapter is not None:
             self.adapter.close()
+        if self.ledger is not None:
+            await self.ledger.close()
 
     # ---- admission -----------------------------------------------------------------------
     async def admit(
@@ -150,6 +177,7 @@ class RouterFlow:
         if ex.member is not None:
             self.pool.release(ex.member, ex.tokens)
             ex.member = None
+        self._release_lease(ex)
         if self.adapter is None:
             return
         rev = self.adapter.finished(ex.request_id, ex.usage)
@@ -222,7 +250,31 @@ class RouterFlow:
             adapter.finished(ex.request_id)
             self.kick()
             return self.advised(_no_endpoints(), ex)
-        return None
+        return await self._leased(adapter, ex)
+
+    async def _leased(self, adapter: FlowAdapter, ex: Exchange) -> Answer | None:
+        """Wait for the ledger's lease (at once without a ledger or with one granted); a
+        request cut short meanwhile ends here, as a dispatched one that never went upstream."""
+        lease = ex.lease
+        if lease is None or lease.done():
+            return None
+        with ex.interruptible():
+            await asyncio.shield(lease)
+        if lease.done() and not lease.cancelled():
+            return None
+        self.finish(ex)
+        if ex.evicted:
+            return evicted_answer()
+        return error_answer(503, "client disconnected while queued", h.REASON_CONTEXT_CANCELLED)
+
+    def _release_lease(self, ex: Exchange) -> None:
+        lease, ex.lease = ex.lease, None
+        if lease is None or self.ledger is None:
+            return
+        if lease.done() and not lease.cancelled():
+            self.ledger.release()
+        else:
+            lease.cancel()
 
     def _interrupted(self, ex: Exchange, labels: Labels) -> Answer:
         """The client left, or the request was evicted between its dispatch and its handler's
@@ -243,7 +295,15 @@ class RouterFlow:
         snaps = self.pool.snapshots(now)
         if detector is None:
             return CapacityView(0.0, pool_empty=not snaps)
-        return staged_view(detector, snaps, now)
+        view = staged_view(detector, snaps, now)
+        ledger = self.ledger
+        if ledger is None:
+            return view
+        own = sum(m.inflight for m in self.pool.members.values())
+        measured = sum(s.inflight_requests or 0 for s in snaps)
+        view = with_others(view, own, measured, ledger.view)
+        ledger.cap = pool_cap(view, own, measured, ledger.view)
+        return view
 
     def _apply(self, cycle: Cycle) -> None:
         for done in cycle.dispatched:
@@ -267,6 +327,8 @@ class RouterFlow:
         if member is not None:
             self.pool.acquire(member, ex.tokens)
             ex.member, ex.dispatched_at = member, time.perf_counter()
+            if self.ledger is not None:
+                ex.lease = self.ledger.acquire()
 
     def _evict(self, request_id: str) -> None:
         controller = self.controller

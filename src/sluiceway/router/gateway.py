@@ -112,7 +112,9 @@ class Gateway:
         self.metrics = metrics or RouterMetrics(settings.pool_label)
         self.pool = pool or EndpointPool(settings.endpoints, clock)
         self.live: dict[str, Exchange] = {}
-        self.admission = RouterFlow(flow, clock, self.pool, self.metrics, self.live)
+        self.admission = RouterFlow(
+            flow, clock, self.pool, self.metrics, self.live, settings.ledger
+        )
         self.objectives = objectives or ObjectiveTable()
         self.objectives.on_change = self.admission.set_priorities
         self.admission.set_priorities(frozenset(self.objectives.names().values()))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sluiceway.errors import ConfigError
+from sluiceway.ledger.leases import LedgerSettings
 from sluiceway.observability.access_log import check_sample
 from sluiceway.router.limits import RequestLimits
 
@@ -32,7 +33,8 @@ class RouterSettings:
     (body and headers). ``metrics_scrape_interval``: seconds between scrapes of every
     endpoint's ``/metrics`` for its load (0 = the router's own counts only).
     ``access_log_sample``: the fraction of requests written to the access log (0 = off; the
-    command's ``--access-log-sample`` defaults to 1)."""
+    command's ``--access-log-sample`` defaults to 1). ``ledger``: the Redis ledger several
+    replicas of one pool share its capacity through (None: this replica alone)."""
 
     endpoints: tuple[str, ...] = ()
     pool_name: str | None = None
@@ -46,6 +48,7 @@ class RouterSettings:
     limits: RequestLimits = field(default_factory=RequestLimits)
     metrics_scrape_interval: float = DEFAULT_METRICS_SCRAPE_INTERVAL
     access_log_sample: float = 0.0
+    ledger: LedgerSettings | None = None
 
     def __post_init__(self) -> None:
         for name in ("health_interval", "health_timeout"):

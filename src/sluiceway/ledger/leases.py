@@ -1,0 +1,290 @@
+"""The router's capacity leases: one batched, renewed sync with the pool's replica set.
+
+Each request a dispatch cycle sends upstream first holds a lease (:meth:`LeaseLedger.acquire`
+resolves when the ledger granted it) and gives it back at its end
+(:meth:`LeaseLedger.release`). One task talks to Redis, one call at a time: the acquires and
+releases made while a call is out go together in the next one, so a busy router sends fewer
+calls than it dispatches requests, and an idle one sends one call per acquire and per release.
+
+Every call states the leases held now (absolute, see :mod:`~sluiceway.ledger.replicas`) and
+renews them; without traffic a call goes out every third of the lease time. A replica that dies
+stops renewing, and its leases are gone one lease time later.
+
+Requests the ledger did not grant (another replica took the room first) wait here, in order,
+and are asked for again at the next release, arrival or after ``retry`` seconds.
+
+A replica whose queue is held back while others hold room says so (:attr:`LeaseLedger.blocked`
+goes with its next call); a call of another replica that frees room then publishes on the
+group's channel, and the held-back replica calls at once for the fresh count: freed room is
+used within a round trip, without polling.
+
+Redis unreachable: acquires are granted at once and the router's view assumes a local share
+(:func:`~sluiceway.ledger.share.LedgerView.others_for`); one line is logged on the way in and one
+on the way out, and the first call that reaches Redis again states the leases held, which
+rebuilds the ledger from the live replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from sluiceway.clock import Clock
+from sluiceway.errors import ConfigError
+from sluiceway.ledger.replicas import UNBOUNDED, ReplicaSet, SyncResult, replica_id
+from sluiceway.ledger.share import LedgerView
+
+__all__ = ["LeaseLedger", "LedgerSettings"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerSettings:
+    """``url``: the Redis holding the ledger; ``lease``: scaled seconds a replica's leases
+    outlive its last call; ``retry``: scaled seconds between asks while requests wait for room
+    or Redis is away."""
+
+    url: str
+    lease: float = 3.0
+    retry: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError(f"{self.url!r} is not a redis:// URL", field="--ledger")
+        if self.lease <= 0:
+            raise ConfigError("must be > 0", field="--ledger-lease")
+        if self.retry <= 0 or self.retry >= self.lease:
+            raise ConfigError("must be > 0 and below the lease time", field="--ledger-retry")
+
+
+class LeaseLedger:
+    """One replica's leases in its pool's replica set (``member`` names it there)."""
+
+    def __init__(
+        self,
+        replicas: ReplicaSet,
+        member: str,
+        clock: Clock,
+        settings: LedgerSettings,
+        *,
+        on_change: Callable[[], None] = lambda: None,
+        role: str = "router",
+    ) -> None:
+        self.replicas = replicas
+        self.member = member
+        self.settings = settings
+        self.held = 0
+        self.cap = UNBOUNDED
+        self.view = LedgerView()
+        self.calls = 0
+        self._clock = clock
+        self._scale = float(getattr(clock, "scale", 1.0))
+        self._on_change = on_change
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._blocked = False
+        self._owns_client = False
+        self._identity: Mapping[str, Any] = {}
+        self._info: Mapping[str, Any] | None = None
+        self._role_info(role)
+        self.unreachable = 0  # times Redis was lost
+
+    def _role_info(self, role: str) -> None:
+        self._identity = {
+            "role": role,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": round(time.time(), 3),
+        }
+        self._info = self._identity
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a lease."""
+        return sum(1 for f in self._waiting if not f.done())
+
+    def acquire(self) -> asyncio.Future[None]:
+        """A lease for one request: done when granted (at once while Redis is away). Cancel it
+        when the request ends first."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if not self.view.connected:
+            self.held += 1
+            fut.set_result(None)
+            return fut
+        self._waiting.append(fut)
+        self._wake.set()
+        return fut
+
+    def release(self) -> None:
+        """A request holding a lease ended."""
+        self.held = max(0, self.held - 1)
+        self._wake.set()
+
+    @classmethod
+    def connect(
+        cls,
+        settings: LedgerSettings,
+        group: str,
+        clock: Clock,
+        *,
+        on_change: Callable[[], None] = lambda: None,
+        role: str = "router",
+    ) -> LeaseLedger:
+        """A ledger on its own Redis client (closed with it), named a new member of ``group``."""
+        from sluiceway.broker.redis_connect import connect_redis
+
+        redis = connect_redis(settings.url, max_connections=4)
+        replicas = ReplicaSet(redis, group)
+        ledger = cls(replicas, replica_id(), clock, settings, on_change=on_change, role=role)
+        ledger._owns_client = True
+        return ledger
+
+    @property
+    def blocked(self) -> bool:
+        return self._blocked
+
+    def hold_back(self, blocked: bool) -> None:
+        """This replica holds queued demand back (True) or not; a change goes out at once."""
+        if blocked != self._blocked:
+            self._blocked = blocked
+            self._wake.set()
+
+    def start(self) -> None:
+        if self._task is None:
+            loop = asyncio.get_running_loop()
+            self._task = loop.create_task(self._run())
+            self._listener = loop.create_task(self._listen())
+
+    async def close(self) -> None:
+        """Stop renewing and leave the set (the leases are free at once)."""
+        for task in (self._task, self._listener):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._listener = None
+        for fut in self._waiting:
+            fut.cancel()
+        self._waiting.clear()
+        with contextlib.suppress(RedisError, OSError, TimeoutError):
+            await asyncio.wait_for(self.replicas.leave(self.member), self._real(self._renew_every))
+        if self._owns_client:
+            await self.replicas.redis.aclose()
+
+    # ---- the one task --------------------------------------------------------------------
+    @property
+    def _renew_every(self) -> float:
+        return self.settings.lease / 3
+
+    def _real(self, scaled: float) -> float:
+        return scaled / self._scale
+
+    async def _run(self) -> None:
+        while True:
+            await self.sync_once()
+            await self._next_turn()
+
+    async def _next_turn(self) -> None:
+        """Until an acquire or release, a retry (requests waiting or Redis away) or renewal."""
+        due = self._renew_every
+        if self.waiting or not self.view.connected:
+            due = self.settings.retry
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), self._real(due))
+
+    async def sync_once(self) -> None:
+        """One call: state the leases held, ask for the waiting requests, renew."""
+        self._wake.clear()
+        while self._waiting and self._waiting[0].done():  # cancelled while waiting
+            self._waiting.popleft()
+        want = self.waiting
+        try:
+            result = await asyncio.wait_for(
+                self.replicas.sync(
+                    self.member,
+                    self.held,
+                    want=want,
+                    cap=self.cap,
+                    ttl=self._real(self.settings.lease),
+                    info=self._info,
+                    blocked=self._blocked,
+                ),
+                self._real(self._renew_every),
+            )
+        except (RedisError, OSError, TimeoutError) as exc:
+            self._unreachable(exc)
+            return
+        self.calls += 1
+        self._info = None  # written once per incarnation in the set
+        self._granted(result)
+
+    async def _listen(self) -> None:
+        """Wake the task when another member frees room while this one holds demand back."""
+        while True:
+            pubsub = self.replicas.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.replicas.channel)
+                async for message in pubsub.listen():
+                    freed_by_other = message.get("data") != self.member
+                    if message.get("type") == "message" and freed_by_other and self._blocked:
+                        self._wake.set()
+            except (RedisError, OSError):
+                await self._clock.sleep(self._renew_every)  # the renewals carry on meanwhile
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()
+
+    def _granted(self, result: SyncResult) -> None:
+        self.held += result.granted  # the set holds them now; unused ones go at the next call
+        given = 0
+        while given < result.granted and self._waiting:
+            fut = self._waiting.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                given += 1
+        self.held -= result.granted - given
+        if given < result.granted:
+            self._wake.set()
+        was = self.view
+        self.view = LedgerView(result.others, result.live, connected=True)
+        if not was.connected:
+            log.info(
+                "ledger %s reachable again: leases rebuilt (%d held here)",
+                self.replicas.group,
+                self.held,
+            )
+        if self.view != was:
+            self._on_change()
+
+    def _unreachable(self, exc: BaseException) -> None:
+        was = self.view
+        if was.connected:
+            share = max(1, was.live)
+            log.warning(
+                "ledger %s unreachable (%s): admitting a local share, 1/%d of the pool",
+                self.replicas.group,
+                type(exc).__name__,
+                share,
+            )
+            self.view = LedgerView(was.others, was.live, connected=False)
+            self.unreachable += 1
+            self._info = self._identity  # a restarted Redis lost it
+            self._on_change()
+        while self._waiting:  # a local share now: grant what waited
+            fut = self._waiting.popleft()
+            if not fut.done():
+                self.held += 1
+                fut.set_result(None)
