@@ -2,6 +2,8 @@
 
 - ``base``: the ``Gate`` protocol, verdicts and decisions, ``BudgetGate``, ``apply_chain``; the
   ``Feedback`` protocol of gates that learn from answers, and its ``FeedbackRelay``.
+- ``pool_share``: one processor's part of a pool-wide in-flight target when several serve
+  the pool (pure: the split by live membership).
 - ``context``: ``GateContext``, what every builder is given (``ctx.build`` for nested gates).
 - ``factory``: the one table of gate type -> builder (``BUILDERS``) and ``build_gate``; the
   names and parameter models are ``sluiceway.config.gate_params``'s.

@@ -15,6 +15,8 @@ optionally on a signal: the pool's saturation (``saturation_target``, the querie
 - One window per pool id, shared by every ``aimd`` gate of this process that names it (the
   first gate's settings win; a later one with others is logged). One window for all lanes:
   upstream's per-lane windows are not done.
+- Several processors on one pool: each window's ceiling is its processor's part of
+  ``max_window`` (split by live membership, ``pool_share``), read at each admission.
 - Only a pool gate hears answers; as a queue gate it counts and follows the signal alone.
 - Gauges per gate: window, ssthresh and in flight (``GAUGES_SERVICE``'s ``gate_window``).
 """
@@ -47,6 +49,7 @@ from sluiceway.gates.base import (
 from sluiceway.gates.context import GAUGES_SERVICE, SIGNALS_SERVICE, GateContext
 from sluiceway.gates.metric import prometheus_source, signal_hub
 from sluiceway.gates.pool_queries import matchers, saturation_queries
+from sluiceway.gates.pool_share import SOLE, PoolShare
 from sluiceway.observability.names import ROUTER_DEPRECATED_PREFIX, ROUTER_PREFIX
 from sluiceway.signals.base import Reading
 from sluiceway.signals.cascade import CascadeSource
@@ -155,8 +158,10 @@ class AimdGate:
         signal: Signal | None = None,
         wake: Callable[[], None] = lambda: None,
         on_close: Callable[[], None] = lambda: None,
+        share: Callable[[], PoolShare] = lambda: SOLE,
     ) -> None:
         self.window = window
+        self._share = share
         self._signal = signal
         self._wake = wake
         self._on_close = on_close
@@ -172,7 +177,9 @@ class AimdGate:
 
     async def apply(self, request: GateRequest, holdings: Holdings, now: float) -> Decision:
         await self._follow_signal()
-        number = self.window.take(now)
+        window = self.window
+        window.cap(self._share().split(window.settings.max_window))
+        number = window.take(now)
         if number is None:
             return REFUSE if request.classification == OVERFLOW else WAIT
         holder = request.holder
@@ -261,7 +268,11 @@ def build(params: AimdParams, ctx: GateContext) -> Gate:
     signal = None if hub is None else _signal(params, hub)
     window = shared.take(pool_id, window_settings(params, ctx.workers))
     gate = AimdGate(
-        window, signal=signal, wake=ctx.wake, on_close=lambda: shared.give_back(pool_id)
+        window,
+        signal=signal,
+        wake=ctx.wake,
+        on_close=lambda: shared.give_back(pool_id),
+        share=ctx.share,
     )
     if hub is not None and ctx.services.get(SIGNALS_SERVICE) is not hub:
         gate.owned_hub = hub

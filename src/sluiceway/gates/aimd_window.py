@@ -22,6 +22,10 @@ feeds it; this module decides.
 - **Signal** (optional): above its target, one cut per round trip (once a request dispatched
   after the last cut has been answered) and no growth; at or below it, answers alone decide.
 
+- **Ceiling**: ``max_window``, or this processor's part of it while several processors share
+  the pool (:meth:`AimdWindow.cap`, the split of ``pool_share``), so M windows together reach
+  at most what one would; each still learns from its own answers, as TCP flows share a link.
+
 What counts as a capacity rejection is :func:`answer_kind`'s: 429 or 503 with the router's
 ``rejected-saturated`` or ``evicted`` reason, or with no reason at all (a bare 429 is a
 model server's). A TTL expiry, a cancelled client, a router shutting down, other errors and
@@ -95,11 +99,19 @@ class AimdWindow:
         self.hold_until = 0.0
         self.signal_high = False
         self.cuts = 0
+        self.top = settings.max_window  # the ceiling: max_window, or this processor's part
+
+    def cap(self, top: int) -> None:
+        """Set the ceiling to ``top`` (kept within [min_window, max_window]); a lower one
+        pulls the window down at once, so the next cut starts from it."""
+        s = self.settings
+        self.top = max(s.min_window, min(top, s.max_window))
+        self.window = min(self.window, float(self.top))
 
     @property
     def limit(self) -> int:
         """The most requests in flight the window allows."""
-        return max(self.settings.min_window, math.floor(self.window))
+        return max(self.settings.min_window, math.floor(min(self.window, self.top)))
 
     def held(self, now: float) -> bool:
         return now < self.hold_until
@@ -143,7 +155,7 @@ class AimdWindow:
         if self.held(now) or self.signal_high or number > self.full_at:
             return
         step = 1.0 if self.window < self.ssthresh else self.settings.increase / self.window
-        self.window = min(float(self.settings.max_window), self.window + step)
+        self.window = min(float(self.top), self.window + step)
 
     def _cut(self) -> None:
         floor = float(self.settings.min_window)

@@ -18,7 +18,8 @@ When a chain stops early, what it took is released in reverse order: a failed ch
 nothing.
 
 Budget: ``budget(now)`` in [0, 1]; a budget b becomes the in-flight target
-``ceil(b x W)`` for the pool of W workers the gate guards; 1 sets no cap.
+``ceil(b x W)`` for the pool of W workers the gate guards; 1 sets no cap. Several processors
+of one pool split that target by live membership (``pool_share``).
 
 Feedback: a pool gate that learns from the answers to what it admitted (``aimd``) implements
 :class:`Feedback`; the worker hands it each attempt's :class:`AnswerFacts`. The registry wraps
@@ -31,11 +32,12 @@ Times are scaled Unix seconds passed in by the caller. Standard library only.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
+
+from sluiceway.gates.pool_share import SOLE, PoolShare, in_flight_target
 
 __all__ = [
     "CLASSIFICATION_LABEL",
@@ -202,9 +204,11 @@ async def apply_chain(
     return CONTINUE if classification is None else replace(CONTINUE, classification=classification)
 
 
-def budget_allows(budget: float, in_flight: int, workers: int) -> bool:
-    """True when one more request fits the in-flight target ``ceil(budget x workers)``."""
-    return budget >= 1.0 or in_flight < math.ceil(budget * workers)
+def budget_allows(budget: float, in_flight: int, workers: int, share: PoolShare = SOLE) -> bool:
+    """True when one more request fits the in-flight target ``ceil(budget x workers)``, or
+    this processor's ``share`` of it when several serve the pool (``pool_share``)."""
+    target = in_flight_target(budget, workers, share)
+    return target is None or in_flight < target
 
 
 class BudgetGate:

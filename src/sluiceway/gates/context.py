@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from sluiceway.clock import Clock
 from sluiceway.errors import ConfigError
 from sluiceway.gates.base import Gate
+from sluiceway.gates.pool_share import SOLE, PoolShare
 from sluiceway.gates.quota_store import MemoryQuotaStore, QuotaStore
 
 __all__ = [
@@ -42,6 +43,10 @@ def _no_wake() -> None:
     return None
 
 
+def _alone() -> PoolShare:
+    return SOLE
+
+
 class BuildGate(Protocol):
     """The registry's builder: a gate for ``gate_type`` and its params (None when no type)."""
 
@@ -64,7 +69,8 @@ class GateContext:
     signal hub, Redis gate stores), by name; ``labels``: the metric labels of the owner
     (queue_id, queue_name, pool_name); ``wake``: called when a gate's signal changes, so
     parked workers re-try their gate at once; ``build``: the registry's builder, for the gates
-    a combinator nests (set by the registry when it builds).
+    a combinator nests (set by the registry when it builds); ``share``: this processor's
+    place among the live processors of the pool (``pool_share``), read at each decision.
     """
 
     clock: Clock
@@ -74,6 +80,7 @@ class GateContext:
     labels: Mapping[str, str] = field(default_factory=dict)
     wake: Callable[[], None] = _no_wake
     build: BuildGate = _no_registry
+    share: Callable[[], PoolShare] = _alone
 
 
 GateBuilder = Callable[[Any, GateContext], Gate]

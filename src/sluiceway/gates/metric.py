@@ -11,7 +11,10 @@ In-flight credit: a signal lags the requests it measures (a scrape, then a refre
 request this gate admitted within the last three refresh periods and not yet finished lowers the
 budget by 1/W. A stale open signal therefore lets at most about half the pool through per lag
 instead of all of it; once the signal has caught up (or the request has finished) the credit
-lapses, so a steadily open signal still opens the whole pool.
+lapses, so a steadily open signal still opens the whole pool. With M live processors on the
+pool each admission lowers the budget by M/W: it comes off this processor's share, a 1/M part
+of the pool's target (``pool_share``), so the pool as a whole keeps the credit one processor
+would.
 """
 
 from __future__ import annotations
@@ -99,6 +102,7 @@ class MetricGate(BudgetGate):
         self._gauges = cast(SignalGauges, gauges) if gauges is not None else _NoGauges()
         self._unsubscribe = refresher.subscribe(ctx.wake)
         self._workers = max(1, ctx.workers)
+        self._share = ctx.share
         self._credit_window = CREDIT_PERIODS * refresher.period
         self._recent: dict[int, float] = {}  # admission number -> scaled time, until finished
         self._admitted = 0
@@ -122,7 +126,8 @@ class MetricGate(BudgetGate):
             return self.fallback
         budget = self._formula(value)
         budget = clamp01(budget) if math.isfinite(budget) else self.fallback
-        return max(0.0, budget - self.credit(now) / self._workers)
+        live = self._share().live
+        return max(0.0, budget - self.credit(now) * live / self._workers)
 
     def credit(self, now: float) -> int:
         """Unfinished admissions younger than the credit window (see the module docstring)."""

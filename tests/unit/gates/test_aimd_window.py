@@ -190,3 +190,18 @@ def test_only_a_bare_rejections_retry_after_holds() -> None:
     assert holding_retry_after("", None) is None
     for reason in (h.REASON_SATURATED, h.REASON_EVICTED, h.REASON_TTL_EXPIRED):
         assert holding_retry_after(reason, 4.0) is None
+
+
+def test_a_ceiling_caps_growth_and_pulls_the_window_down() -> None:
+    window = AimdWindow(WindowSettings(min_window=1, max_window=16))
+    window.cap(8)  # one of two processors: half of max_window
+    for _ in range(40):
+        for number in fill(window):
+            succeed(window, number)
+    assert window.window == 8.0 and window.limit == 8
+    window.cap(5)  # a third processor joined
+    assert window.window == 5.0 and window.limit == 5
+    window.cap(0)  # never below min_window
+    assert window.top == 1 and window.limit == 1
+    window.cap(99)  # never above max_window
+    assert window.top == 16

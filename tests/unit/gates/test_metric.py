@@ -19,6 +19,7 @@ from sluiceway.gates.metric import (
     MetricGate,
     clamp01,
 )
+from sluiceway.gates.pool_share import PoolShare
 from sluiceway.signals.refresher import SignalHub
 
 from .helpers import NOW, make_request
@@ -110,4 +111,18 @@ async def test_recent_unfinished_admissions_lower_the_budget() -> None:
     await gate.apply(make_request(), held, NOW)
     window = CREDIT_PERIODS * gate.refresher.period
     assert await gate.budget(NOW + window) == 1.0  # old enough for the signal to show it
+    await gate.aclose()
+
+
+async def test_with_several_processors_an_admission_costs_its_share() -> None:
+    """Each admission comes off this processor's share, a 1/M part of the pool's target."""
+    clock = VirtualClock()
+    hub = SignalHub(clock)
+    ctx = GateContext(
+        clock=clock, workers=16, services={SIGNALS_SERVICE: hub}, share=lambda: PoolShare(2, 0)
+    )
+    gate = MetricGate(hub, SetSource(0.5), clamp01, name="t", ctx=ctx)
+    assert await gate.budget(NOW) == 0.5
+    await gate.apply(make_request(), Holdings(), NOW)
+    assert await gate.budget(NOW) == 0.5 - 2 / 16
     await gate.aclose()
