@@ -283,7 +283,8 @@ class QueueIngest:
         budget = await gate.budget(now)
         self._rt.metrics.budget_read(self.labels, budget)
         in_flight = self._rt.book.count_for_queue(self._queue.queue_name) + chosen
-        return budget_allows(budget, in_flight, self._pool.spec.workers)
+        spec = self._pool.spec
+        return budget_allows(budget, in_flight, spec.workers, self._rt.shares(spec.id))
 
     async def _take(self, chosen: list[Candidate]) -> tuple[int, int]:
         """Claim the chosen candidates in one call; buffer the winners, answer the cancelled;

@@ -28,6 +28,7 @@ __all__ = [
     "reclaim_once",
     "run_every",
     "run_retry_mover",
+    "start_maintenance",
     "stop_tasks",
 ]
 
@@ -190,6 +191,40 @@ async def poll_backlog_once(rt: Runtime, queues: Sequence[QueueLabels]) -> None:
             rt.metrics.backlog_unavailable(labels)
             continue
         rt.metrics.backlog_read(labels, depth, counts)
+
+
+def start_maintenance(
+    rt: Runtime, labels: Callable[[], list[QueueLabels]]
+) -> list[asyncio.Task[None]]:
+    """The background tasks of a started processor; ``labels``: its queues' at each round (a
+    hot reload may add or remove queues), as are the queue names."""
+    settings = rt.settings
+    fallback = settings.queues[0].queue_name if settings.queues else "request-sortedset"
+
+    def names() -> list[str]:
+        return [q.queue_name for q in rt.settings.queues]
+
+    tasks = [
+        asyncio.create_task(run_retry_mover(rt, fallback), name="retry-mover"),
+        asyncio.create_task(
+            rt.cancels.run(rt.broker, rt.clock, settings.cancel_check_interval),
+            name="cancel-watch",
+        ),
+        asyncio.create_task(
+            run_every(rt, heartbeat_interval(settings.claim_lease), lambda: heartbeat_once(rt)),
+            name="heartbeat",
+        ),
+        asyncio.create_task(
+            run_every(rt, settings.reclaim_interval, lambda: reclaim_once(rt, names())),
+            name="reclaimer",
+        ),
+    ]
+    if settings.backlog_interval > 0:
+        backlog = run_every(
+            rt, settings.backlog_interval, lambda: poll_backlog_once(rt, labels()), at_once=True
+        )
+        tasks.append(asyncio.create_task(backlog, name="backlog"))
+    return tasks
 
 
 async def stop_tasks(tasks: Sequence[asyncio.Task[None]]) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
+from sluiceway.gates.pool_share import SOLE, PoolShare
 from sluiceway.processor.cancel_watch import CancelWatch
 from sluiceway.processor.metrics import ProcessorMetrics
 from sluiceway.processor.poison import FaultTally
@@ -103,6 +104,7 @@ class Runtime:
     cancels: CancelWatch = field(default_factory=CancelWatch)
     faults: FaultTally = field(default_factory=FaultTally)  # a request's repeated failures
     service: ServiceTimes = field(init=False)  # dispatch-to-answer times, per queue
+    shares: Callable[[str], PoolShare] = lambda pool_id: SOLE  # among the pool's processors
     stopping: bool = False
 
     def __post_init__(self) -> None:

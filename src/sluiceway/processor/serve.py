@@ -3,7 +3,8 @@
 Opens the broker, starts the processor and its HTTP endpoints (``/healthz``, ``/readyz``,
 ``/metrics``), and drains on SIGTERM or SIGINT. Ports: ``--port P`` serves all endpoints on
 one port; otherwise health and metrics get their own (upstream's 8081 / 9090). Any port may be
-0 (a free one, announced as ``listening <name> <url>``).
+0 (a free one, announced as ``listening <name> <url>``). On a Redis broker the processor joins
+its pools' replica sets (``sluiceway.ledger.membership``).
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 
+from sluiceway.broker.base import Broker
+from sluiceway.broker.redis import RedisBroker
 from sluiceway.clock import Clock
 from sluiceway.config.processor import TransportConfig
 from sluiceway.config.processor_settings import ProcessorSettings as ProcessorConfig
 from sluiceway.gates.context import REDIS_GATES_SERVICE
+from sluiceway.ledger.membership import ReplicaMembership
 from sluiceway.ports import PortAnnouncer
 from sluiceway.processor.build import open_backend, queue_spec, runtime_settings
 from sluiceway.processor.http_app import health_app
@@ -140,6 +144,7 @@ async def run_processor(
             clock=clock,
             quota_store=backend.quota_stores,
             services={REDIS_GATES_SERVICE: backend.redis_gates, **(services or {})},
+            membership=_membership(backend.broker, clock),
         )
         app = health_app(
             ready=lambda: processor.ready,
@@ -155,6 +160,14 @@ async def run_processor(
         await signals.drain.wait()
         log.info("stop requested: draining")
         await processor.stop()
+
+
+def _membership(broker: Broker, clock: Clock) -> ReplicaMembership | None:
+    """Membership of the pools' replica sets on a Redis broker. Elsewhere none: SQLite and
+    memory serve one processor; PostgreSQL and Pub/Sub processors keep per-process targets."""
+    if not isinstance(broker, RedisBroker):
+        return None
+    return ReplicaMembership(broker.client, clock)
 
 
 async def _forward_force(force: asyncio.Event, processor: Processor) -> None:

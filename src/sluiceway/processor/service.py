@@ -10,6 +10,9 @@ Drain (SIGTERM): readiness goes false; ingest stops; buffered and parked request
 their queues at once; in-flight requests get ``drain_timeout`` (scaled seconds) to finish;
 what is still in flight then is aborted and returned to its queue with its retry count
 unchanged.
+
+With a ``membership`` (Redis brokers) the processor joins each pool's replica set and its gates
+split pool-wide in-flight targets with the other live processors (``gates/pool_share.py``).
 """
 
 from __future__ import annotations
@@ -30,16 +33,9 @@ from sluiceway.gates.base import Gate
 from sluiceway.gates.context import GAUGES_SERVICE, SIGNALS_SERVICE, GateContext, memory_stores
 from sluiceway.gates.factory import build_gate
 from sluiceway.gates.quota_store import QuotaStore
+from sluiceway.ledger.membership import ReplicaMembership
 from sluiceway.processor.ingest import QueueIngest
-from sluiceway.processor.maintenance import (
-    heartbeat_interval,
-    heartbeat_once,
-    poll_backlog_once,
-    reclaim_once,
-    run_every,
-    run_retry_mover,
-    stop_tasks,
-)
+from sluiceway.processor.maintenance import start_maintenance, stop_tasks
 from sluiceway.processor.metrics import ProcessorMetrics, QueueLabels
 from sluiceway.processor.mixed_fleet import warn_about_foreign_claims
 from sluiceway.processor.ready_buffer import ReadyBuffer
@@ -81,6 +77,7 @@ class Processor:
         quota_store: Callable[[str], QuotaStore] | None = None,
         services: Mapping[str, object] | None = None,
         rng: random.Random | None = None,
+        membership: ReplicaMembership | None = None,
     ) -> None:
         if not settings.queues:
             log.warning("the processor has no queues configured")
@@ -107,6 +104,10 @@ class Processor:
         self._ready = False
         self._stopped = asyncio.Event()
         self._forced = asyncio.Event()
+        self.membership = membership
+        if membership is not None:
+            self.rt.shares = membership.share
+            membership.on_change = self._share_changed
         self._build_pools()
         self._build_ingests()
 
@@ -132,6 +133,7 @@ class Processor:
             quota_store=self._quota_store,
             services=self._services,
             wake=wake,
+            share=lambda: self.rt.shares(labels.pool_name),
             labels={
                 "queue_id": labels.queue_id,
                 "queue_name": labels.queue_name,
@@ -176,6 +178,16 @@ class Processor:
                 on_room=self.rt.wake.room_in_buffer,
             )
             self.metrics.pool_configured(spec.id, spec.workers)
+            if self.membership is not None:
+                self.membership.join(spec.id, self._in_flight(spec.id))
+
+    def _in_flight(self, pool_id: str) -> Callable[[], int]:
+        return lambda: self.pools[pool_id].dispatching
+
+    def _share_changed(self, pool_id: str) -> None:
+        """A new share may admit more: parked workers and held queues try again."""
+        self._pool_waker(pool_id)()
+        self.rt.wake.gate_may_admit()
 
     def _pool_waker(self, pool_id: str) -> Callable[[], None]:
         def wake() -> None:
@@ -246,6 +258,9 @@ class Processor:
     async def start(self) -> None:
         """Start ingest, workers and background tasks (gates and pools exist already)."""
         await self._upstream.start()
+        if self.membership is not None:  # the shares are known before the first admission
+            await self.membership.sync_once()
+            self.membership.start()
         await warn_about_foreign_claims(self.broker, [q.queue_name for q in self.settings.queues])
         # One ingest pass before any worker runs, so the first dispatch already sees every
         # queue's head in lane order.
@@ -258,48 +273,11 @@ class Processor:
                 )
         for ingest in self.ingests:
             self._start_ingest(ingest)
-        self._start_background()
+        self._background = start_maintenance(
+            self.rt, lambda: [ingest.labels for ingest in self.ingests]
+        )
         self._ready = True
         log.info("processor started: %d queues, %d pools", len(self.ingests), len(self.pools))
-
-    def _start_background(self) -> None:
-        rt, settings = self.rt, self.settings
-        fallback = settings.queues[0].queue_name if settings.queues else "request-sortedset"
-
-        # Queues are read at each round: a hot reload may have added or removed some.
-        def names() -> list[str]:
-            return [q.queue_name for q in rt.settings.queues]
-
-        def labels() -> list[QueueLabels]:
-            return [ingest.labels for ingest in self.ingests]
-
-        self._background = [
-            asyncio.create_task(run_retry_mover(rt, fallback), name="retry-mover"),
-            asyncio.create_task(
-                rt.cancels.run(rt.broker, rt.clock, settings.cancel_check_interval),
-                name="cancel-watch",
-            ),
-            asyncio.create_task(
-                run_every(rt, heartbeat_interval(settings.claim_lease), lambda: heartbeat_once(rt)),
-                name="heartbeat",
-            ),
-            asyncio.create_task(
-                run_every(rt, settings.reclaim_interval, lambda: reclaim_once(rt, names())),
-                name="reclaimer",
-            ),
-        ]
-        if settings.backlog_interval > 0:
-            self._background.append(
-                asyncio.create_task(
-                    run_every(
-                        rt,
-                        settings.backlog_interval,
-                        lambda: poll_backlog_once(rt, labels()),
-                        at_once=True,
-                    ),
-                    name="backlog",
-                )
-            )
 
     async def stop(self, *, drain_timeout: float | None = None) -> None:
         """Drain (see the module docstring); ``drain_timeout`` in scaled seconds."""
@@ -322,6 +300,8 @@ class Processor:
             in_flight - aborted, buffered + aborted, buffered, aborted,
         )  # fmt: skip
         await stop_tasks(self._background)
+        if self.membership is not None:
+            await self.membership.close()
         await self._upstream.aclose()
         for gate in self._gates:
             await gate.aclose()

@@ -187,7 +187,10 @@ class Worker:
         assert gate is not None
         budget = await gate.budget(now)
         self._rt.metrics.budget_read(self._pool_labels, budget)
-        if not budget_allows(budget, self._pool.dispatching, self._pool.spec.workers):
+        spec = self._pool.spec
+        if not budget_allows(
+            budget, self._pool.dispatching, spec.workers, self._rt.shares(spec.id)
+        ):
             return Decision(Verdict.WAIT)
         request = gate_request(
             item.envelope, holder=item.holder, lease_until=item.claim.lease_until
