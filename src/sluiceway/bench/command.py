@@ -51,6 +51,14 @@ def isolation(
         str,
         Opt(help="model server URLs run.sh samples (--client inference-perf; default: none)"),
     ] = "",
+    router_replicas: Annotated[
+        int, Opt(help="router processes in front of the pool (above 1: queues on a private Redis)")
+    ] = 1,
+    processors: Annotated[int, Opt(help="processors draining the queues")] = 1,
+    no_ledger: Annotated[
+        bool,
+        Opt("--no-ledger", help="several routers without the capacity ledger (upstream's way)"),
+    ] = False,
 ) -> None:
     """Realtime isolation under an async backlog: the nightly validator's test, on one pool."""
     from sluiceway.bench.isolation.command import run_command
@@ -70,6 +78,9 @@ def isolation(
         venv=inference_perf_venv,
         tokenizer=tokenizer,
         model_servers=model_servers,
+        router_replicas=router_replicas,
+        processors=processors,
+        ledger=not no_ledger,
     )
     raise typer.Exit(code)
 

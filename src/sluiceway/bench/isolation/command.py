@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from sluiceway.bench.isolation.modes import MODES
-from sluiceway.bench.isolation.plan import IsolationOptions
+from sluiceway.bench.isolation.plan import IsolationOptions, Topology
 from sluiceway.bench.isolation.report import summary_lines, write_report
 from sluiceway.bench.isolation.result import IsolationReport
 
@@ -46,6 +46,13 @@ def exit_code(report: IsolationReport) -> int:
 
 
 def _print(report: IsolationReport, where: Path) -> None:
+    if "router_replicas" in report.run:
+        run = report.run
+        ledger = "on" if run["ledger"] else "off"
+        print(
+            f"router replicas {run['router_replicas']}, processors {run['processors']}, "
+            f"ledger {ledger}"
+        )
     for line in summary_lines(report):
         print(line)
     for mode, result in report.modes.items():
@@ -74,6 +81,9 @@ def run_command(
     venv: Path | None,
     tokenizer: str | None = None,
     model_servers: str = "",
+    router_replicas: int = 1,
+    processors: int = 1,
+    ledger: bool = True,
 ) -> int:
     try:
         chosen = _split(modes) or (QUICK_MODES if quick else MODES)
@@ -88,9 +98,12 @@ def run_command(
             output=output,
             endpoints=_split(endpoints),
             settings=parse_settings(settings),
+            topology=Topology(router_replicas, processors, ledger),
         )
         if client not in ("builtin", "inference-perf"):
             raise ValueError(f"--client {client!r}: use builtin or inference-perf")
+        if options.topology.replicated and (client != "builtin" or analyze is not None):
+            raise ValueError("--router-replicas and --processors run the builtin client only")
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

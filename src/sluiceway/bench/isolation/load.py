@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -35,6 +36,15 @@ class LoadTarget:
     model: str
     output_tokens: int = 128
     realtime_timeout: float = 120.0  # scaled seconds
+    # router replicas: each request goes to the next, as a round-robin balancer sends them
+    replicas: tuple[str, ...] = ()
+    _turn: Iterator[int] = field(default_factory=itertools.count, compare=False, repr=False)
+
+    def next_url(self) -> str:
+        """Where the next request goes: ``base_url``, or the replicas in turn."""
+        if not self.replicas:
+            return self.base_url
+        return self.replicas[next(self._turn) % len(self.replicas)]
 
     def body(self, prompt: str, *, stream: bool) -> dict[str, object]:
         body: dict[str, object] = {
@@ -78,7 +88,7 @@ class RealtimeLoad:
         self.in_flight += 1
         try:
             limit = aiohttp.ClientTimeout(total=self.clock.to_wall(self.target.realtime_timeout))
-            url = self.target.base_url + "/v1/completions"
+            url = self.target.next_url() + "/v1/completions"
             async with self.session.post(url, json=body, headers=headers, timeout=limit) as resp:
                 status = resp.status
                 if status == 200:
@@ -153,7 +163,7 @@ class AsyncLoad:
         tokens, ok, status = 0, False, 0
         try:
             limit = aiohttp.ClientTimeout(total=self.clock.to_wall(self.timeout))
-            url = self.target.base_url + "/v1/completions"
+            url = self.target.next_url() + "/v1/completions"
             async with self.session.post(url, json=body, headers=headers, timeout=limit) as resp:
                 payload = await resp.read()
                 status = resp.status

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sluiceway.bench.isolation.modes import MODES
 
-__all__ = ["FULL_LEVELS", "IsolationOptions", "StagePlan", "realtime_concurrency"]
+__all__ = ["FULL_LEVELS", "IsolationOptions", "StagePlan", "Topology", "realtime_concurrency"]
 
 FULL_LEVELS = (20, 80, 90, 100)
 QUICK_LEVEL = 80
@@ -27,6 +27,36 @@ SERVICE_S = 2.0  # the guide pool's service time for a 128-token completion
 # mixed window meets a backlog whose oldest requests are already being abandoned (steady state).
 QUICK_LEAD_MARGIN_S = 5.0
 QUICK_REALTIME_S = 20.0
+
+
+@dataclass(frozen=True)
+class Topology:
+    """How many router replicas and processors share the pool, and whether the routers share
+    its capacity through the ledger. One of each (the default) runs everything in this process
+    on the memory broker; more run each router as its own process, the queues and the ledger on
+    a private Redis (:mod:`~sluiceway.bench.isolation.replicas`)."""
+
+    routers: int = 1
+    processors: int = 1
+    ledger: bool = True
+
+    def __post_init__(self) -> None:
+        if self.routers < 1 or self.processors < 1:
+            raise ValueError("--router-replicas and --processors must be at least 1")
+        if not self.ledger and not self.replicated:
+            raise ValueError("--no-ledger needs --router-replicas or --processors above 1")
+
+    @property
+    def replicated(self) -> bool:
+        return self.routers > 1 or self.processors > 1
+
+    def describe(self) -> dict[str, object]:
+        """What the report records of it."""
+        return {
+            "router_replicas": self.routers,
+            "processors": self.processors,
+            "ledger": self.ledger,
+        }
 
 
 def realtime_concurrency(level: int, capacity: int) -> int:
@@ -68,6 +98,7 @@ class IsolationOptions:
     # how long async runs alone before the realtime load starts; under one client patience
     # the mixed window opens before the backlog is at its steady state (the demo's short step)
     async_lead_seconds: float | None = None
+    topology: Topology = Topology()
 
     def __post_init__(self) -> None:
         for mode in self.modes:

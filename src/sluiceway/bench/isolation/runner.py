@@ -106,6 +106,7 @@ def _run_info(options: IsolationOptions, plan: StagePlan) -> dict[str, object]:
         "capacity_allowance": "C + CAPACITY_SLACK admitted (running + waiting): one request "
         "for an evicted request's abort that still holds its slot when its evictor arrives",
         "model_servers": list(options.endpoints) or "simulator guide-pool",
+        **(options.topology.describe() if options.topology.replicated else {}),
     }
 
 
@@ -135,7 +136,9 @@ class _ModeRun:
     abandoned: dict[str, float]
 
     def target(self) -> LoadTarget:
-        return LoadTarget(self.stack.url, self.stack.model, self.plan.output_tokens)
+        return LoadTarget(
+            self.stack.url, self.stack.model, self.plan.output_tokens, replicas=self.stack.replicas
+        )
 
     async def stage(
         self, tag: str, k: int, *, with_async: bool, seconds: float = 0.0
@@ -153,6 +156,7 @@ class _ModeRun:
             self.stack.endpoints,
             self.stack.registry,
             lambda: rt.in_flight,
+            routers=self.stack.replicas,
         )
         sampling = asyncio.create_task(watch.run())
         stop = asyncio.Event()
@@ -207,9 +211,7 @@ async def _run_mode(
     lagging = asyncio.create_task(lag.run())
     try:
         async with (
-            running_stack(
-                spec, capacity=options.capacity, clock=clock, endpoints=options.endpoints
-            ) as stack,
+            _running(spec, options, clock) as stack,
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session,
         ):
             attempts = AttemptLog(clock, stack.engines)
@@ -223,6 +225,21 @@ async def _run_mode(
         lagging.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await lagging
+
+
+def _running(
+    spec: ModeSpec, options: IsolationOptions, clock: Clock
+) -> contextlib.AbstractAsyncContextManager[Stack]:
+    """The system of ``spec``: in this process, or scaled out (several routers or processors)."""
+    if not options.topology.replicated:
+        return running_stack(
+            spec, capacity=options.capacity, clock=clock, endpoints=options.endpoints
+        )
+    from sluiceway.bench.isolation.replicas import running_replicas
+
+    return running_replicas(
+        spec, options.topology, capacity=options.capacity, clock=clock, endpoints=options.endpoints
+    )
 
 
 async def _stages(

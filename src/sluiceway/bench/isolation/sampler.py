@@ -166,6 +166,7 @@ class PoolWatch:
     interval: float = 0.25
     pool: list[PoolSample] = field(default_factory=list)
     bands: list[BandSample] = field(default_factory=list)
+    routers: Sequence[str] = ()  # router processes: their band counts are scraped and summed
 
     async def run(self) -> None:
         async with aiohttp.ClientSession() as http:
@@ -173,8 +174,18 @@ class PoolWatch:
                 running, waiting = await self._pool_now(http)
                 now = self.clock.now()
                 self.pool.append(PoolSample(now, running, waiting, self.realtime_in_flight()))
-                self.bands.append(BandSample(now, band_counts(self.registry)))
+                self.bands.append(BandSample(now, await self._bands_now(http)))
                 await asyncio.sleep(self.clock.to_wall(self.interval))
+
+    async def _bands_now(self, http: aiohttp.ClientSession) -> dict[int, float]:
+        if not self.routers:
+            return band_counts(self.registry)
+        out: dict[int, float] = {}
+        for url in self.routers:
+            registry = await scrape_metrics(http, url)
+            for prio, count in ({} if registry is None else band_counts(registry)).items():
+                out[prio] = out.get(prio, 0.0) + count
+        return out
 
     async def _pool_now(self, http: aiohttp.ClientSession) -> tuple[int, int]:
         if self.engines:

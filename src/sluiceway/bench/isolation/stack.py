@@ -25,7 +25,7 @@ from sluiceway.coordinator.server import mount_coordinator
 from sluiceway.gates.quota_store import MemoryQuotaStore
 from sluiceway.processor.guide_spec import GUIDE_POOL, guide_spec, team_queues
 from sluiceway.processor.service import Processor
-from sluiceway.processor.specs import PoolSpec
+from sluiceway.processor.specs import PoolSpec, ProcessorSpec
 from sluiceway.router.app import RouterApp
 from sluiceway.router.build import build_router
 from sluiceway.router.objectives import ObjectiveTable, select_for_pool
@@ -33,17 +33,26 @@ from sluiceway.router.serve import Listen, serve_router
 from sluiceway.router.settings import RouterSettings
 from sluiceway.sim import Engine, SimConfig, running_simulator
 
-__all__ = ["PROCESSOR_WORKERS", "Stack", "running_stack"]
+__all__ = [
+    "PROCESSOR_WORKERS",
+    "Stack",
+    "coordinator_document",
+    "model_servers",
+    "objective_documents",
+    "processor_spec",
+    "running_stack",
+]
 
 PROCESSOR_WORKERS = 16  # the guide's ``teams`` pool
 _REQUEST_ID = "x-request-id"
 
 
-def coordinator_params() -> Any:
-    """The guide's coordinator routes and objectives on the in-process memory broker."""
+def coordinator_document(broker_url: str = "memory://") -> dict[str, Any]:
+    """The guide's coordinator routes and objectives on ``broker_url`` (a bare async-broker
+    parameter block: what a coordinator file's step holds)."""
     tiers = ("interactive", "async", "batch")
-    params = {
-        "redis_url": "memory://",
+    return {
+        "redis_url": broker_url,
         "routes": [
             {"tenant": "realtime", "tier": "interactive"},
             {"tenant": "batch", "queue": "team-batch", "tier": "batch"},
@@ -57,11 +66,16 @@ def coordinator_params() -> Any:
         "timeouts": {"wait": {"default_seconds": 300, "max_seconds": 600}},
         "fetch_grace_seconds": 0,
     }
-    return load_coordinator_config(params).value.broker
 
 
-def _objectives() -> ObjectiveTable:
-    docs = [
+def coordinator_params() -> Any:
+    """The guide's coordinator on the in-process memory broker."""
+    return load_coordinator_config(coordinator_document()).value.broker
+
+
+def objective_documents() -> list[dict[str, Any]]:
+    """One InferenceObjective per lane (and realtime), for the guide's pool."""
+    return [
         {
             "apiVersion": "llm-d.ai/v1alpha2",
             "kind": "InferenceObjective",
@@ -70,23 +84,31 @@ def _objectives() -> ObjectiveTable:
         }
         for name, prio in OBJECTIVES.items()
     ]
+
+
+def _objectives() -> ObjectiveTable:
     table = ObjectiveTable()
-    table.replace(select_for_pool(load_objectives(docs).value, None).kept)
+    table.replace(select_for_pool(load_objectives(objective_documents()).value, None).kept)
     return table
 
 
 @dataclass
 class Stack:
-    """A running system: where clients send, the engines (simulator only), the router."""
+    """A running system: where clients send, the engines (simulator only), the router (in
+    process), or the router replicas' URLs (processes: clients take them in turn, and their
+    ``/metrics`` are read for the band counts)."""
 
     url: str
     model: str
     engines: list[Engine]
     endpoints: tuple[str, ...]
-    router: RouterApp
+    router: RouterApp | None
+    replicas: tuple[str, ...] = ()
 
     @property
     def registry(self) -> CollectorRegistry:
+        if self.router is None:
+            return CollectorRegistry()
         return self.router.gateway.metrics.registry
 
 
@@ -99,7 +121,7 @@ async def served_model(url: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _model_servers(
+async def model_servers(
     endpoints: tuple[str, ...], capacity: int, clock: Clock
 ) -> AsyncIterator[tuple[tuple[str, ...], list[Engine], str]]:
     if endpoints:
@@ -117,7 +139,7 @@ async def running_stack(
     mode: ModeSpec, *, capacity: int, clock: Clock, endpoints: tuple[str, ...] = (), model: str = ""
 ) -> AsyncIterator[Stack]:
     """Start everything for ``mode``; stop it all on exit."""
-    async with _model_servers(endpoints, capacity, clock) as (urls, engines, sim_model):
+    async with model_servers(endpoints, capacity, clock) as (urls, engines, sim_model):
         picker = load_endpoint_picker_config(mode.router).value
         app, _ = build_router(
             picker, RouterSettings(endpoints=urls), clock, objectives=_objectives()
@@ -132,18 +154,26 @@ async def running_stack(
         )
         try:
             url = await asyncio.wait_for(bound, 30)
-            queues = [replace(q, **_resume(mode)) for q in team_queues(url)]
-            gate_type, gate_params = mode.pool_gate
-            pool = PoolSpec(GUIDE_POOL, PROCESSOR_WORKERS, gate_type, dict(gate_params))
-            spec = guide_spec(queues, pools=(pool,), poll_interval=0.5, **mode.processor)
             processor = Processor(
-                spec, broker, clock=clock, registry=CollectorRegistry(), quota_store=lambda _: store
+                processor_spec(mode, url),
+                broker,
+                clock=clock,
+                registry=CollectorRegistry(),
+                quota_store=lambda _: store,
             )
             async with processor:
                 yield Stack(url, model or sim_model, engines, urls, app)
         finally:
             stop.set()
             await asyncio.wait_for(server, 60)
+
+
+def processor_spec(mode: ModeSpec, router_url: str) -> ProcessorSpec:
+    """The guide's processor for ``mode``, dispatching to ``router_url``."""
+    queues = [replace(q, **_resume(mode)) for q in team_queues(router_url)]
+    gate_type, gate_params = mode.pool_gate
+    pool = PoolSpec(GUIDE_POOL, PROCESSOR_WORKERS, gate_type, dict(gate_params))
+    return guide_spec(queues, pools=(pool,), poll_interval=0.5, **mode.processor)
 
 
 def _resume(mode: ModeSpec) -> dict[str, Any]:
