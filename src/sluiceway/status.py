@@ -2,13 +2,16 @@
 
 Per queue: pending depth, claimed (in flight or buffered by a processor), parked for retry,
 quarantined as invalid, and the earliest pending deadline relative to the scaled clock. Per pool
-(when a config is given): its workers and how many of its queues' requests are claimed.
+(when a config is given): its workers and how many of its queues' requests are claimed. On
+Redis (the broker's, or ``--ledger``'s): the live router and processor replicas with their
+in-flight counts (``status_replicas``).
 ``--watch S`` redraws every S seconds with rich; ``--json`` prints one JSON document.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -20,13 +23,15 @@ import typer
 from sluiceway.broker.inspect import QueueCounts
 from sluiceway.errors import ConfigError, SluicewayError
 from sluiceway.options import BrokerUrl, TimeAnchor, TimeScale, make_clock
+from sluiceway.status_replicas import ReplicaRow, live_replicas, render_replicas
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from rich.table import Table
 
     from sluiceway.config.processor_settings import ProcessorSettings
 
-__all__ = ["PoolRow", "StatusReport", "build_report", "register", "render_table"]
+__all__ = ["PoolRow", "StatusReport", "build_report", "register", "render", "render_table"]
 
 Opt = typer.Option
 
@@ -42,17 +47,20 @@ class PoolRow:
 
 @dataclass(frozen=True, slots=True)
 class StatusReport:
-    """A snapshot: queue counts, pools, and ``now`` (scaled Unix seconds) it was taken at."""
+    """A snapshot: queue counts, pools, live replicas, and ``now`` (scaled Unix seconds) it
+    was taken at."""
 
     now: float
     queues: tuple[QueueCounts, ...]
     pools: tuple[PoolRow, ...]
+    replicas: tuple[ReplicaRow, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
             "now": self.now,
             "queues": [asdict(q) for q in self.queues],
             "pools": [asdict(p) for p in self.pools],
+            "replicas": [asdict(r) for r in self.replicas],
         }
 
 
@@ -94,6 +102,15 @@ def render_table(report: StatusReport) -> Table:
     return table
 
 
+def render(report: StatusReport) -> RenderableType:
+    """The queue table, and the replicas' when any is live."""
+    if not report.replicas:
+        return render_table(report)
+    from rich.console import Group
+
+    return Group(render_table(report), render_replicas(list(report.replicas)))
+
+
 # -- the command --------------------------------------------------------------------------------
 
 
@@ -103,6 +120,19 @@ class _Target:
     url: str | None
     queues: tuple[str, ...]
     pools: Mapping[str, tuple[int, Sequence[str]]]
+    replicas: Any = None  # a Redis client holding the replica sets, if any
+
+
+def _replica_client(broker: Any, ledger: str | None) -> Any:
+    """``--ledger``'s Redis, else a Redis broker's own client, else none (the single-machine
+    brokers have no replicas to list)."""
+    if ledger:
+        from sluiceway.broker.redis_connect import connect_redis
+
+        return connect_redis(ledger, max_connections=2)
+    from sluiceway.broker.redis import RedisBroker
+
+    return broker.client if isinstance(broker, RedisBroker) else None
 
 
 def _from_settings(settings: ProcessorSettings) -> _Target:
@@ -177,6 +207,14 @@ def status(
         ),
     ] = "redis-sortedset",
     url: BrokerUrl = None,
+    ledger: Annotated[
+        str | None,
+        Opt(
+            "--ledger",
+            help="redis:// URL of the replica sets, when not the broker's (the routers' --ledger).",
+            show_default=False,
+        ),
+    ] = None,
     watch: Annotated[
         float, Opt("--watch", min=0, help="Redraw every this many seconds; 0 shows once.")
     ] = 0.0,
@@ -186,7 +224,8 @@ def status(
     time_scale: TimeScale = 1.0,
     time_anchor: TimeAnchor = None,
 ) -> None:
-    """Show each queue's depth, claimed, retry and invalid counts and oldest deadline."""
+    """Show each queue's depth, claimed, retry and invalid counts and oldest deadline, and the
+    live router and processor replicas."""
     from sluiceway.broker.address import open_named_broker
 
     clock = make_clock(time_scale, time_anchor)
@@ -196,6 +235,8 @@ def status(
             queues or [], transport, url, config, transport_config_file, pool_config_file
         )
         broker = await open_named_broker(target.transport, target.url, must_exist=True)
+        replicas = _replica_client(broker, ledger)
+        target = dataclasses.replace(target, replicas=replicas)
         try:
             if watch > 0:
                 await _watch(broker, target, clock, watch)
@@ -203,6 +244,8 @@ def status(
             report = await _snapshot(broker, target, clock.now())
             _print(report, as_json=as_json)
         finally:
+            if ledger and replicas is not None:
+                await replicas.aclose()
             await broker.aclose()
 
     try:
@@ -216,7 +259,10 @@ def status(
 
 async def _snapshot(broker: Any, target: _Target, now: float) -> StatusReport:
     counts = await broker.queue_counts(list(target.queues))
-    return build_report(counts, target.pools, now)
+    report = build_report(counts, target.pools, now)
+    if target.replicas is None:
+        return report
+    return dataclasses.replace(report, replicas=tuple(await live_replicas(target.replicas)))
 
 
 def _print(report: StatusReport, *, as_json: bool) -> None:
@@ -225,7 +271,7 @@ def _print(report: StatusReport, *, as_json: bool) -> None:
         return
     from rich.console import Console
 
-    Console().print(render_table(report))
+    Console().print(render(report))
 
 
 async def _watch(broker: Any, target: _Target, clock: Any, every: float) -> None:
@@ -237,14 +283,14 @@ async def _watch(broker: Any, target: _Target, clock: Any, every: float) -> None
     report = await _snapshot(broker, target, clock.now())
     if not console.is_terminal:
         while True:
-            console.print(render_table(report))
+            console.print(render(report))
             await asyncio.sleep(every)
             report = await _snapshot(broker, target, clock.now())
-    with Live(render_table(report), console=console, auto_refresh=False) as live:
+    with Live(render(report), console=console, auto_refresh=False) as live:
         while True:
             await asyncio.sleep(every)
             report = await _snapshot(broker, target, clock.now())
-            live.update(render_table(report), refresh=True)
+            live.update(render(report), refresh=True)
 
 
 def register(app: typer.Typer) -> None:
