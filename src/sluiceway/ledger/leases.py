@@ -170,17 +170,18 @@ class LeaseLedger:
 
     async def close(self) -> None:
         """Stop renewing and leave the set (the leases are free at once)."""
-        for task in (self._task, self._listener):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        tasks = [t for t in (self._task, self._listener) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)  # a cancel of close() itself still goes through
         self._task = self._listener = None
         for fut in self._waiting:
             fut.cancel()
         self._waiting.clear()
         with contextlib.suppress(RedisError, OSError, TimeoutError):
-            await asyncio.wait_for(self.replicas.leave(self.member), self._real(self._renew_every))
+            async with asyncio.timeout(self._real(self._renew_every)):
+                await self.replicas.leave(self.member)
         if self._owns_client:
             await self.replicas.redis.aclose()
 
@@ -203,7 +204,8 @@ class LeaseLedger:
         if self.waiting or not self.view.connected:
             due = self.settings.retry
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), self._real(due))
+            async with asyncio.timeout(self._real(due)):
+                await self._wake.wait()
 
     async def sync_once(self) -> None:
         """One call: state the leases held, ask for the waiting requests, renew."""
@@ -212,8 +214,8 @@ class LeaseLedger:
             self._waiting.popleft()
         want = self.waiting
         try:
-            result = await asyncio.wait_for(
-                self.replicas.sync(
+            async with asyncio.timeout(self._real(self._renew_every)):
+                result = await self.replicas.sync(
                     self.member,
                     self.held,
                     want=want,
@@ -221,9 +223,7 @@ class LeaseLedger:
                     ttl=self._real(self.settings.lease),
                     info=self._info,
                     blocked=self._blocked,
-                ),
-                self._real(self._renew_every),
-            )
+                )
         except (RedisError, OSError, TimeoutError) as exc:
             self._unreachable(exc)
             return
@@ -259,7 +259,7 @@ class LeaseLedger:
         if given < result.granted:
             self._wake.set()
         was = self.view
-        self.view = LedgerView(result.others, result.live, connected=True)
+        self.view = was.synced(result.others, result.live, self._clock.now(), self.settings.lease)
         if not was.connected:
             log.info(
                 "ledger %s reachable again: leases rebuilt (%d held here)",
@@ -279,10 +279,14 @@ class LeaseLedger:
                 type(exc).__name__,
                 share,
             )
-            self.view = LedgerView(was.others, was.live, connected=False)
+            self.view = was.lost(self._clock.now(), self.settings.lease)
             self.unreachable += 1
             self._info = self._identity  # a restarted Redis lost it
             self._on_change()
+        else:
+            self.view = was.aged(self._clock.now())
+            if self.view != was:
+                self._on_change()
         while self._waiting:  # a local share now: grant what waited
             fut = self._waiting.popleft()
             if not fut.done():

@@ -18,7 +18,16 @@ endpoints x ``maxConcurrency``. The ledger grants a lease only while the pool-wi
 within it, so replicas whose views raced still never admit more than the pool holds together.
 
 Without Redis a replica has no view of the others: it assumes each of the last known live
-replicas holds as much as it does (a local share, C / replicas), never the whole pool.
+replicas holds as much as it does (a local share, C / replicas), never the whole pool. For one
+lease time after the ledger was lost it also counts what the others held when it last heard
+(the larger of the two): the ledger itself would keep a silent replica's leases that long, and
+a replica holding more than its share then still holds it, so the local shares cannot add up
+to more than the pool while those requests run. A request that started before the loss and
+runs longer than a lease time on a replica above its share is the one way past C.
+
+Back from a loss (a restarted Redis is empty), the ledger is rebuilt as each replica's next
+call states its leases; until every replica known before has done so (or a lease time passed),
+the local share still applies as a floor, so the first replica back does not take the pool.
 """
 
 from __future__ import annotations
@@ -36,22 +45,52 @@ _EPS = 1e-9
 
 @dataclass(frozen=True, slots=True)
 class LedgerView:
-    """The ledger as the last sync left it: ``others``: requests the other live replicas hold;
-    ``live``: live replicas, this one included; ``connected``: the last sync reached Redis."""
+    """The ledger as the last call left it.
+
+    ``others``: requests the other live replicas hold (while away: what they held when last
+    heard, until ``until``); ``live``: live replicas, this one included; ``connected``: the
+    last call reached Redis; ``expected``: the replicas known before the ledger was lost, while
+    they have not all stated their leases again (0 otherwise); ``until``: clock seconds when
+    the others' last count (away) or the wait for ``expected`` (back) stops applying: one
+    lease time, after which the ledger itself forgets a silent replica."""
 
     others: int = 0
     live: int = 1
     connected: bool = True
+    expected: int = 0
+    until: float = 0.0
 
-    def others_for(self, own: int) -> int:
-        """The other replicas' requests to assume: the ledger's count, or without Redis as many
-        as this replica holds for each other replica last seen alive."""
-        if self.connected:
+    def others_for(self, own: int, now: float) -> int:
+        """The other replicas' requests to assume: the ledger's count when it is complete,
+        else at least as many as this replica holds for each other replica it knows of."""
+        if self.connected and (self.live >= self.expected or now >= self.until):
             return self.others
-        return own * (max(1, self.live) - 1)
+        replicas = max(self.live, self.expected, 1)
+        return max(self.others, own * (replicas - 1))
+
+    def lost(self, now: float, lease: float) -> LedgerView:
+        """Redis stopped answering at ``now``."""
+        return LedgerView(self.others, self.live, False, max(self.live, self.expected), now + lease)
+
+    def aged(self, now: float) -> LedgerView:
+        """Still away at ``now``: the others' last count is forgotten after one lease time."""
+        if self.connected or now < self.until or self.others == 0:
+            return self
+        return replace(self, others=0)
+
+    def synced(self, others: int, live: int, now: float, lease: float) -> LedgerView:
+        """A call answered: exact once every replica known before a loss is back (or one
+        lease time passed: the missing ones are gone)."""
+        if not self.connected:
+            return LedgerView(others, live, True, max(self.expected, self.live), now + lease)
+        if self.expected > live and now < self.until:
+            return LedgerView(others, live, True, self.expected, self.until)
+        return LedgerView(others, live, True)
 
 
-def with_others(view: CapacityView, own: int, measured: int, ledger: LedgerView) -> CapacityView:
+def with_others(
+    view: CapacityView, own: int, measured: int, ledger: LedgerView, now: float
+) -> CapacityView:
     """``view`` with the other replicas' requests the readings do not show yet.
 
     ``own``: requests this replica has in flight; ``measured``: the requests the view's
@@ -59,7 +98,7 @@ def with_others(view: CapacityView, own: int, measured: int, ledger: LedgerView)
     if view.pool_empty:
         return view
     beyond = max(0, measured - own)
-    extra = max(0, ledger.others_for(own) - beyond)
+    extra = max(0, ledger.others_for(own, now) - beyond)
     if extra == 0:
         return view
     added = extra * view.request_cost
@@ -67,11 +106,11 @@ def with_others(view: CapacityView, own: int, measured: int, ledger: LedgerView)
     return replace(view, saturation=view.saturation + added, stages=stages)
 
 
-def pool_cap(view: CapacityView, own: int, measured: int, ledger: LedgerView) -> int:
+def pool_cap(view: CapacityView, own: int, measured: int, ledger: LedgerView, now: float) -> int:
     """The pool-wide request total ``view`` (already :func:`with_others`) allows at saturation
     1.0; unbounded when the detector has no per-request cost (tokens mode)."""
     if view.request_cost <= 0:
         return UNBOUNDED
-    counted = own + max(measured - own, ledger.others_for(own), 0)
+    counted = own + max(measured - own, ledger.others_for(own, now), 0)
     room = math.floor((1.0 - view.saturation) / view.request_cost + _EPS)
     return max(0, counted + room)

@@ -301,8 +301,8 @@ class RouterFlow:
             return view
         own = sum(m.inflight for m in self.pool.members.values())
         measured = sum(s.inflight_requests or 0 for s in snaps)
-        view = with_others(view, own, measured, ledger.view)
-        ledger.cap = pool_cap(view, own, measured, ledger.view)
+        view = with_others(view, own, measured, ledger.view, now)
+        ledger.cap = pool_cap(view, own, measured, ledger.view, now)
         return view
 
     def _apply(self, cycle: Cycle) -> None:

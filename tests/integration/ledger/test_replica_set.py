@@ -1,0 +1,86 @@
+"""The replica set script on a real Redis: grants within the cap, absolute counts, expiry of a
+silent member, the freed-room channel, listing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from sluiceway.ledger.replicas import ReplicaSet, group_keys
+from sluiceway.localservices import RedisServer
+
+pytestmark = [pytest.mark.redis]
+
+
+@pytest.fixture
+async def redis(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_server.url, decode_responses=True)
+    yield client
+    await client.aclose()
+
+
+async def test_grants_stop_at_the_cap_across_members(redis: aioredis.Redis) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    a = await pool.sync("a", 0, want=7, cap=10, ttl=5)
+    b = await pool.sync("b", 0, want=7, cap=10, ttl=5)
+    assert (a.granted, a.others, a.live) == (7, 0, 1)
+    assert (b.granted, b.others, b.live) == (3, 7, 2)
+    # a releases 4 (states 3): b may now take them, never more
+    await pool.sync("a", 3, cap=10, ttl=5)
+    again = await pool.sync("b", 3, want=9, cap=10, ttl=5)
+    assert (again.granted, again.others) == (4, 3)
+    held = await redis.hgetall(group_keys("router/p")[1])
+    assert {k: int(v) for k, v in held.items()} == {"a": 3, "b": 7}
+
+
+async def test_a_stated_count_replaces_the_old_one(redis: aioredis.Redis) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    await pool.sync("a", 0, want=5, cap=10, ttl=5)
+    # repeated or late calls cannot drift the count: the member says what it holds
+    for _ in range(3):
+        await pool.sync("a", 2, ttl=5)
+    result = await pool.sync("b", 0, want=10, cap=10, ttl=5)
+    assert result.granted == 8
+
+
+async def test_a_silent_member_is_forgotten_after_its_ttl(redis: aioredis.Redis) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    await pool.sync("dead", 0, want=10, cap=10, ttl=0.2)
+    assert (await pool.sync("b", 0, want=1, cap=10, ttl=5)).granted == 0
+    await asyncio.sleep(0.3)  # the ttl is on the Redis server's clock
+    result = await pool.sync("b", 0, want=10, cap=10, ttl=5)
+    assert (result.granted, result.others, result.live) == (10, 0, 1)
+    assert [r.member for r in await pool.members()] == ["b"]
+
+
+async def test_freed_room_is_told_to_held_back_members(redis: aioredis.Redis) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(pool.channel)
+    await pubsub.get_message(timeout=1)  # the subscribe confirmation
+    await pool.sync("a", 0, want=10, cap=10, ttl=5)
+    await pool.sync("b", 0, want=1, cap=10, ttl=5, blocked=True)
+    await pool.sync("a", 10, ttl=5)  # nothing freed: no message
+    assert await pubsub.get_message(timeout=0.2) is None
+    await pool.sync("a", 9, ttl=5)
+    message = await pubsub.get_message(timeout=1)
+    assert message is not None and message["data"] == "a"
+    await pool.sync("b", 0, ttl=5)  # no longer held back: frees tell nobody
+    await pool.sync("a", 5, ttl=5)
+    assert await pubsub.get_message(timeout=0.2) is None
+    await pubsub.aclose()
+
+
+async def test_members_lists_the_live_ones_with_their_info(redis: aioredis.Redis) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    await pool.sync("a", 0, want=2, cap=10, ttl=5, info={"role": "router", "pid": 1})
+    await pool.sync("b", 1, ttl=5)
+    rows = await pool.members()
+    assert [(r.member, r.held) for r in rows] == [("a", 2), ("b", 1)]
+    assert rows[0].info == {"role": "router", "pid": 1}
+    assert 4 < rows[0].expires_in <= 5
+    await pool.leave("a")
+    assert [r.member for r in await pool.members()] == ["b"]
