@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from sluiceway.bench.isolation import IsolationOptions, run_isolation_async, write_report
+from sluiceway.bench.isolation.plan import Topology
+from sluiceway.localservices import RedisServer
 
 pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
@@ -49,3 +51,29 @@ async def test_quick_run_report_shape_negative_control_and_eviction(tmp_path: Pa
     assert data["modes"]["none"]["figures"]["80"]["max_admitted"] > 11
     if report.modes["eviction"].valid:
         assert [c.name for c in report.modes["eviction"].failed()] == []
+
+
+@pytest.mark.timeout(600)
+async def test_router_replicas_and_processors_run_and_are_reported(
+    tmp_path: Path,
+    redis_server: RedisServer,  # the stack starts its own; this skips without redis-server
+) -> None:
+    options = IsolationOptions(
+        modes=("eviction",),
+        quick=True,
+        output=tmp_path,
+        realtime_seconds=4.0,
+        async_only_seconds=3.0,
+        async_lead_seconds=2.0,
+        topology=Topology(routers=2, processors=2),
+    )
+    report = await run_isolation_async(options)
+    data = json.loads(write_report(report, tmp_path).read_text())
+    assert data["run"]["router_replicas"] == 2
+    assert data["run"]["processors"] == 2
+    assert data["run"]["ledger"] is True
+    checks = {c["name"]: c for c in data["modes"]["eviction"]["checks"]}
+    # both replicas' band counters were read: realtime and async were classified
+    assert checks["realtime classified into band 100"]["passed"]
+    assert checks["async classified into batch bands"]["passed"]
+    assert data["modes"]["eviction"]["figures"]["80"]["generated_tokens"] > 0

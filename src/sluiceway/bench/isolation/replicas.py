@@ -37,7 +37,7 @@ from sluiceway.clock import Clock, RealClock
 from sluiceway.localservices import private_redis
 from sluiceway.processor.service import Processor
 
-__all__ = ["POOL_NAME", "router_args", "running_replicas", "started_router"]
+__all__ = ["POOL_NAME", "router_args", "running_replicas", "started_process"]
 
 POOL_NAME = "llm-d-router"
 START_TIMEOUT = 60.0  # wall seconds a router process gets to listen
@@ -71,7 +71,7 @@ def _write_files(where: Path, mode: ModeSpec, broker_url: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def started_router(args: list[str], log: Path) -> AsyncIterator[str]:
+async def started_process(args: list[str], log: Path) -> AsyncIterator[str]:
     """``python ARGS`` until it says ``listening``; its URL. Stopped with SIGTERM (a drain) on
     exit; its log goes to ``log``, quoted when it fails to start."""
     with log.open("wb") as err:
@@ -83,7 +83,7 @@ async def started_router(args: list[str], log: Path) -> AsyncIterator[str]:
     try:
         url = await asyncio.wait_for(_listening(proc.stdout), START_TIMEOUT)
         if url is None:
-            raise RuntimeError(f"router exited before listening: {_tail(log)}")
+            raise RuntimeError(f"{args[:3]} exited before listening: {_tail(log)}")
         drain = asyncio.create_task(proc.stdout.read())  # nothing may block on a full pipe
         yield url
     finally:
@@ -156,7 +156,7 @@ async def running_replicas(
         ):
             args = router_args(files, urls, clock, redis.url if topology.ledger else None)
             routers = [
-                await stack.enter_async_context(started_router(args, files / f"router-{i}.log"))
+                await stack.enter_async_context(started_process(args, files / f"router-{i}.log"))
                 for i in range(topology.routers)
             ]
             await stack.enter_async_context(
