@@ -21,7 +21,8 @@ Files (docs/architecture.md has the layers and the layout):
 Packages: ``wire`` (the contracts with the outside world), ``config`` (configuration documents),
 ``observability`` (metric names, collectors, logging), ``broker`` (where queue entries, claims
 and results live), ``gates`` (admission at queue and pool), ``signals`` (metric sources),
-``flowcontrol`` (the router's flow controller), ``processor`` (the async processor), ``router``
+``flowcontrol`` (the router's flow controller), ``ledger`` (state several replicas of one pool
+share in Redis: membership, capacity leases), ``processor`` (the async processor), ``router``
 (the OpenAI-compatible gateway), ``coordinator`` (the HTTP front door), ``sim`` (a vLLM-like
 simulated model server), ``demo`` (``sluiceway demo``) and ``bench`` (benchmark harnesses
 shipped to users).

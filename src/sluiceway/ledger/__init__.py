@@ -1,9 +1,14 @@
 """Shared state of several replicas over Redis: who is alive, and the pool's capacity leases.
 
-:mod:`~sluiceway.ledger.replicas` keeps a replica set per group (expiring membership with a
-held count per member, changed by one script); :mod:`~sluiceway.ledger.leases` is the router's
-client of it (batched, renewed, with a local share while Redis is away);
-:mod:`~sluiceway.ledger.share` is the pure arithmetic between a capacity view and the ledger.
+Files:
+
+- ``replicas``: a replica set per group (expiring membership with a held count per member,
+  changed by one script), the one thing in Redis;
+- ``leases``: the router's client of it (batched, renewed, a local share while Redis is away);
+  ``share``: the pure arithmetic between a capacity view and the ledger; ``metrics``: its
+  state as metrics;
+- ``membership``: the processor's client (its in-flight count, and the live processors of a
+  pool its gates split their targets by).
 """
 
 from sluiceway.ledger.leases import LeaseLedger, LedgerSettings

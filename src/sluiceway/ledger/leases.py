@@ -120,12 +120,11 @@ class LeaseLedger:
         """A lease for one request: done when granted (at once while Redis is away). Cancel it
         when the request ends first."""
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if not self.view.connected:
-            self.held += 1
-            fut.set_result(None)
-            return fut
         self._waiting.append(fut)
-        self._wake.set()
+        if self.view.connected:
+            self._wake.set()
+        else:
+            self._grant_locally()
         return fut
 
     def release(self) -> None:
@@ -287,8 +286,18 @@ class LeaseLedger:
             self.view = was.aged(self._clock.now())
             if self.view != was:
                 self._on_change()
-        while self._waiting:  # a local share now: grant what waited
-            fut = self._waiting.popleft()
+        self._grant_locally()
+
+    def _grant_locally(self) -> None:
+        """Away from Redis: grant waiting requests in order while this replica's share allows
+        (the others assumed as :meth:`LedgerView.others_for` says)."""
+        now = self._clock.now()
+        while self._waiting:
+            fut = self._waiting[0]
             if not fut.done():
+                own = self.held + self.waiting
+                if self.held + 1 + self.view.others_for(own, now) > self.cap:
+                    return
                 self.held += 1
                 fut.set_result(None)
+            self._waiting.popleft()

@@ -114,7 +114,8 @@ class ReplicaMembership:
         each group's live members for the shares."""
         try:
             for name, group in self._groups.items():
-                await asyncio.wait_for(self._sync(name, group), self._wall(self.lease / 3))
+                async with asyncio.timeout(self._wall(self.lease / 3)):
+                    await self._sync(name, group)
         except _FAILURES as exc:
             self._lost(exc)
             return
@@ -160,11 +161,9 @@ class ReplicaMembership:
         """Stop renewing and leave every group (a clean stop frees its share at once)."""
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait([self._task])  # a cancel of close() itself still goes through
             self._task = None
         for group in self._groups.values():
             with contextlib.suppress(*_FAILURES):
-                await asyncio.wait_for(
-                    group.replicas.leave(self.member), self._wall(self.lease / 3)
-                )
+                async with asyncio.timeout(self._wall(self.lease / 3)):
+                    await group.replicas.leave(self.member)

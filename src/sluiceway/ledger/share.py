@@ -60,12 +60,19 @@ class LedgerView:
     expected: int = 0
     until: float = 0.0
 
+    def sharing(self, now: float) -> int:
+        """The replicas a local share divides the pool by; 1 while the ledger's count is
+        complete (no share: the count is exact)."""
+        if self.connected and (self.live >= self.expected or now >= self.until):
+            return 1
+        return max(self.live, self.expected, 1)
+
     def others_for(self, own: int, now: float) -> int:
         """The other replicas' requests to assume: the ledger's count when it is complete,
         else at least as many as this replica holds for each other replica it knows of."""
-        if self.connected and (self.live >= self.expected or now >= self.until):
+        replicas = self.sharing(now)
+        if replicas == 1:
             return self.others
-        replicas = max(self.live, self.expected, 1)
         return max(self.others, own * (replicas - 1))
 
     def lost(self, now: float, lease: float) -> LedgerView:
@@ -99,11 +106,18 @@ def with_others(
         return view
     beyond = max(0, measured - own)
     extra = max(0, ledger.others_for(own, now) - beyond)
-    if extra == 0:
+    replicas = ledger.sharing(now)
+    if extra == 0 and replicas == 1:
         return view
     added = extra * view.request_cost
     stages = tuple((name, value + added) for name, value in view.stages)
-    return replace(view, saturation=view.saturation + added, stages=stages)
+    return replace(  # under a local share each dispatch counts once per replica
+        view,
+        saturation=view.saturation + added,
+        stages=stages,
+        request_cost=view.request_cost * replicas,
+        token_cost=view.token_cost * replicas,
+    )
 
 
 def pool_cap(view: CapacityView, own: int, measured: int, ledger: LedgerView, now: float) -> int:
@@ -113,4 +127,4 @@ def pool_cap(view: CapacityView, own: int, measured: int, ledger: LedgerView, no
         return UNBOUNDED
     counted = own + max(measured - own, ledger.others_for(own, now), 0)
     room = math.floor((1.0 - view.saturation) / view.request_cost + _EPS)
-    return max(0, counted + room)
+    return max(0, counted + room * ledger.sharing(now))  # a shared request costs that many

@@ -72,6 +72,20 @@ def test_away_a_replica_admits_its_share_never_the_pool() -> None:
         assert (view.saturation < 1.0) == (own < 4)
 
 
+def test_under_a_share_each_dispatch_counts_once_per_replica() -> None:
+    # a cycle adds request_cost per dispatch: with the share it must stop at C / 2, not at C
+    away = LedgerView(others=0, live=2).lost(0.0, LEASE).aged(LEASE)
+    view = with_others(concurrency_view(3), 3, 3, away, LEASE)
+    assert view.request_cost == pytest.approx(2 / C)
+    dispatched = 0
+    sat = view.saturation
+    while sat < 1.0 - 1e-9:
+        sat += view.request_cost
+        dispatched += 1
+    assert 3 + dispatched == C // 2
+    assert pool_cap(view, 3, 3, away, LEASE) == C
+
+
 def test_the_first_replica_back_does_not_take_the_pool() -> None:
     back = LedgerView(others=5, live=3).lost(0.0, LEASE).synced(0, 1, now=10.0, lease=LEASE)
     assert back.connected
