@@ -346,3 +346,28 @@ def test_sluiceway_containers_run_unprivileged() -> None:
     for container in containers:
         assert container["securityContext"]["runAsNonRoot"] is True
         assert container["securityContext"]["allowPrivilegeEscalation"] is False
+
+
+def _ledger_args(values: dict[str, Any]) -> list[str]:
+    args = _container(render(values), "llm-d-router-epp")["args"]
+    return [a for a in args if a.startswith("--ledger")]
+
+
+def test_several_router_replicas_share_the_pool_through_the_chart_redis() -> None:
+    assert _ledger_args({}) == []  # one replica: alone, as before
+    two = {"sluicewayRouter": {"replicas": 2}}
+    assert _ledger_args(two) == ["--ledger=redis://redis:6379", "--ledger-lease=3s"]
+    off = {"sluicewayRouter": {"replicas": 2, "ledger": "off"}}
+    assert _ledger_args(off) == []
+    named = {"sluicewayRouter": {"ledger": "rediss://ledger:6380", "ledgerLease": "5s"}}
+    assert _ledger_args(named) == ["--ledger=rediss://ledger:6380", "--ledger-lease=5s"]
+
+
+def test_several_router_replicas_without_a_redis_fail_naming_the_value() -> None:
+    values = {"sluicewayRouter": {"replicas": 3}, "redis": {"enabled": False}}
+    with pytest.raises(Exception, match=r"sluicewayRouter\.ledger"):
+        render(values)
+
+
+def test_the_ledger_flags_parse_with_the_real_router_command() -> None:
+    assert "router" in _parse_container_args(render({"sluicewayRouter": {"replicas": 2}}))

@@ -87,6 +87,26 @@ annotations:
 {{- end }}
 {{- end -}}
 
+{{/* The capacity ledger the router replicas share: sluicewayRouter.ledger, or with several
+replicas and ledger "" the chart's Redis; nothing for one replica or "off". */}}
+{{- define "sluiceway.ledgerArgs" -}}
+{{- $r := .Values.sluicewayRouter -}}
+{{- $url := "" -}}
+{{- if eq $r.ledger "off" -}}
+{{- else if $r.ledger -}}
+{{- $url = $r.ledger -}}
+{{- else if gt (int $r.replicas) 1 -}}
+{{- if not .Values.redis.enabled -}}
+{{- fail "sluicewayRouter.ledger: several router replicas share the pool through Redis: give a redis:// URL (or \"off\")" -}}
+{{- end -}}
+{{- $url = printf "redis://%s:%v" .Values.redis.name .Values.redis.port -}}
+{{- end -}}
+{{- if $url }}
+- --ledger={{ $url }}
+- --ledger-lease={{ $r.ledgerLease | default "3s" }}
+{{- end -}}
+{{- end -}}
+
 {{/* The pod securityContext of the sluiceway workloads. */}}
 {{- define "sluiceway.podSecurityContext" -}}
 {{- with .Values.podSecurityContext -}}
