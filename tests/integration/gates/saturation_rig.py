@@ -205,12 +205,19 @@ def settings(
 
 
 def processor(
-    env: Env, config: ProcessorSpec, broker: MemoryBroker
+    env: Env, config: ProcessorSpec, broker: MemoryBroker, membership: Any = None
 ) -> tuple[Processor, SignalHub, CollectorRegistry]:
+    """A processor on ``broker``; ``membership`` (a ReplicaMembership) makes it one of
+    several on the pool."""
     hub = SignalHub(env.clock, config.prometheus)
     registry = CollectorRegistry()
     proc = Processor(
-        config, broker, clock=env.clock, registry=registry, services={SIGNALS_SERVICE: hub}
+        config,
+        broker,
+        clock=env.clock,
+        registry=registry,
+        services={SIGNALS_SERVICE: hub},
+        membership=membership,
     )
     return proc, hub, registry
 
