@@ -302,14 +302,16 @@ def _print_commands(rows: list[tuple[Setup, list[Count]]]) -> None:
     low, *high = rows[1][1]
     print(
         f"N=1, low load: {low.per(low.client):.2f} client calls per request "
-        f"(target <= {LOW_TARGET:g}): {_verdict(low.per(low.client) <= LOW_TARGET)}; "
+        f"({low.client} for {low.requests}; target <= {LOW_TARGET:g}): "
+        f"{_verdict(low.per(low.client) <= LOW_TARGET)}; "
         f"{low.per(low.total):.2f} commands in all"
     )
     for c in high:
         fast = c.rate >= 0.95 * HIGH_RATE  # a paced loop at the target rate lands just under it
         print(
             f"N=1, {c.rate:.0f} dispatches/s: {c.per(c.client):.2f} client calls per "
-            f"dispatch (target <= {HIGH_TARGET:g} at >= {HIGH_RATE:g}/s): "
+            f"dispatch ({c.client} for {c.requests}; target <= {HIGH_TARGET:g} at >= "
+            f"{HIGH_RATE:g}/s): "
             f"{_verdict(fast and c.per(c.client) <= HIGH_TARGET)}"
             f"{'' if fast else ' (rate below the target rate)'}; "
             f"{c.per(c.total):.2f} commands in all"

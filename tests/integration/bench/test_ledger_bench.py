@@ -39,7 +39,7 @@ def test_tiny_run_prints_both_tables(
     assert "(a) Redis commands per request" in out and "(b) TTFT" in out
     for setup in ("ledger off", "on, N=1", "on, N=2", "on, N=3"):
         assert sum(line.startswith(setup) for line in out.splitlines()) == 4  # 3 loads + TTFT
-    assert "N=1, low load:" in out and "(target <= 2)" in out
+    assert "N=1, low load:" in out and "target <= 2)" in out
     assert "N=1 added TTFT p50:" in out and "(target <= 1 ms)" in out
     # without the ledger the routers send Redis nothing
     off = [line.split() for line in out.splitlines() if line.startswith("ledger off")][:3]
