@@ -17,17 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-from e2e_rig import REQUEST_ID
+from e2e_rig import OBJECTIVE, REQUEST_ID
 
 import sluiceway
 from sluiceway.sim import SimConfig
 
 C = 10
 VALUES = Path(sluiceway.__file__).parent / "demo" / "router-evictable.yaml"
+# the guide's six objectives, reserved-interactive (100) to overflow-batch (-10)
+OBJECTIVES = Path(__file__).parents[1] / "fixtures" / "guide" / "inferenceobjectives.yaml"
 SIM = SimConfig(
-    max_num_seqs=64, time_to_first_token=0.05, inter_token_latency=0.02, label_headers=(REQUEST_ID,)
+    max_num_seqs=64,
+    time_to_first_token=0.05,
+    inter_token_latency=0.02,
+    label_headers=(REQUEST_ID, OBJECTIVE),
 )
-OBJECTIVE_HEADER = {"x-gateway-inference-objective": "replicas"}
 
 
 @dataclass
@@ -77,6 +81,7 @@ async def replicas(
 async def _start(sim_url: str, ledger: str | None, lease: str) -> Replica:
     args = ["-m", "sluiceway", "router", "--config", str(VALUES), "--endpoints", sim_url]
     args += ["--port", "0", "--access-log-sample", "0"]
+    args += ["--objectives", str(OBJECTIVES), "--pool-name", "llm-d-router"]
     if ledger is not None:
         args += ["--ledger", ledger, "--ledger-lease", lease]
     proc = await asyncio.create_subprocess_exec(
@@ -89,13 +94,19 @@ async def _start(sim_url: str, ledger: str | None, lease: str) -> Replica:
 
 
 async def complete(
-    http: aiohttp.ClientSession, rep: Replica, max_tokens: int = 10, *, stream: bool = False
+    http: aiohttp.ClientSession,
+    rep: Replica,
+    max_tokens: int = 10,
+    *,
+    stream: bool = False,
+    objective: str = "reserved-batch",
 ) -> int:
-    """One completion through ``rep``; its status (a cut connection counts as 0)."""
+    """One completion through ``rep`` at ``objective`` (a band of the guide's: 30 by
+    default); its status (a cut connection counts as 0)."""
     body = {"model": "sim-model", "prompt": "hi", "max_tokens": max_tokens, "stream": stream}
     try:
         async with http.post(
-            rep.url + "/v1/completions", json=body, headers=OBJECTIVE_HEADER
+            rep.url + "/v1/completions", json=body, headers={OBJECTIVE: objective}
         ) as resp:
             await resp.read()
             return resp.status

@@ -243,6 +243,8 @@ class CapacityView:
     ``saturation``: >= 0, 1.0 = set point. ``request_cost`` / ``token_cost``: the saturation one
     more dispatched request adds (per request / per token); the loop adds it after each dispatch
     so a cycle can dispatch many without overshooting (docs/design-rules.md rule 21).
+    ``waiting_elsewhere``: (priority, requests) other router replicas of the pool wait for: a
+    band leaves room for what waits elsewhere in higher bands (docs/flow-control.md).
     """
 
     saturation: float
@@ -250,6 +252,12 @@ class CapacityView:
     request_cost: float = 0.0
     token_cost: float = 0.0
     stages: tuple[tuple[str, float], ...] = field(default=())
+    waiting_elsewhere: tuple[tuple[int, int], ...] = field(default=())
+
+    def reserved_above(self, priority: int) -> float:
+        """The saturation requests waiting elsewhere in bands above ``priority`` need."""
+        waiting = sum(n for p, n in self.waiting_elsewhere if p > priority)
+        return waiting * self.request_cost
 
     def cost(self, tokens: int) -> float:
         """Predicted saturation added by one request of ``tokens`` tokens."""

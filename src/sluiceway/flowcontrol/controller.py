@@ -138,6 +138,11 @@ class FlowController:
         self._expiry.compact(self.totals.queued)
         view = LimitInput(now, capacity.saturation, self._bands, capacity.request_cost)
         ceilings = _well_formed(self.settings.usage_limit.ceilings(view), len(self._bands))
+        if capacity.waiting_elsewhere:
+            ceilings = [
+                min(c, 1.0 - capacity.reserved_above(b.priority))
+                for c, b in zip(ceilings, self._bands, strict=True)
+            ]
         dispatched: list[Finalized] = []
         sat, stop = capacity.saturation, None
         if not capacity.pool_empty:
@@ -145,6 +150,15 @@ class FlowController:
         evict = [] if stop is None else self._evictions(now, stop, sat, ceilings)
         stopped_at = None if stop is None else self._bands[stop].priority
         return Cycle(dispatched, dropped, evict, capacity.saturation, ceilings, stopped_at)
+
+    def evict_for(self, count: int, below: int, now: float) -> list[str]:
+        """Evict ``count`` in-flight requests of bands below ``below`` (and below 0), lowest
+        band and newest first, for demand another replica has (its ledger order); the router
+        stops them as it does its own evictions. Fewer when fewer are evictable."""
+        if not self.settings.eviction.enabled:
+            return []
+        chosen = self.evictor.choose_for(now, count, below)
+        return [i.request.request_id for i in chosen]
 
     def on_finished(
         self, request_id: str, now: float, usage: Usage | None = None

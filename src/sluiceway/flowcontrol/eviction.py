@@ -55,6 +55,7 @@ class Revocation:
     resolved_at: float | None = None
     outcome: str | None = None
     over_eviction: bool = False
+    remote: bool = False  # for another replica's demand (its ledger order)
 
     @property
     def latency(self) -> float | None:
@@ -128,6 +129,14 @@ class Evictor:
         n = min(evictions_needed(max(net, 0.0), credit), self._settings.max_per_decision)
         return [self._issue(v, now, demand, credit) for v in self._pop_victims(n, demand)]
 
+    def choose_for(self, now: float, count: int, below: int) -> list[Item]:
+        """Victims for another replica's demand at priority ``below`` (its ledger order): no
+        sizing and no pacing here, the ordering replica did both; no debit either, so this
+        replica's own decisions are not held back by them."""
+        return [
+            self._issue(v, now, below, 0.0, remote=True) for v in self._pop_victims(count, below)
+        ]
+
     def demand_of(self, request_id: str) -> int | None:
         """The demand priority an outstanding revocation was issued for, else None."""
         rev = self._outstanding.get(request_id)
@@ -156,16 +165,20 @@ class Evictor:
             out.append(entry[2])
         return out
 
-    def _issue(self, item: Item, now: float, demand: int, credit: float) -> Item:
+    def _issue(
+        self, item: Item, now: float, demand: int, credit: float, *, remote: bool = False
+    ) -> Item:
         item.evicted = True
         rid = item.request.request_id
-        self._outstanding[rid] = Revocation(rid, item.band, demand, now, credit)
+        self._outstanding[rid] = Revocation(rid, item.band, demand, now, credit, remote=remote)
         self.issued += 1
         return item
 
     def _resolve(self, rev: Revocation, now: float, outcome: str, *, over: bool) -> Revocation:
         del self._outstanding[rev.request_id]
-        self._cooling.append((now + self._settings.grace, rev.debit))
+        if not rev.remote:  # a remote one's demand is the other replica's to judge
+            self._cooling.append((now + self._settings.grace, rev.debit))
+        over = over and not rev.remote
         if outcome == "confirmed":
             self.confirmed += 1
         else:
@@ -180,6 +193,7 @@ class Evictor:
             resolved_at=now,
             outcome=outcome,
             over_eviction=over,
+            remote=rev.remote,
         )
 
     def _compact(self) -> None:

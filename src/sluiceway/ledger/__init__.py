@@ -5,8 +5,9 @@ Files:
 - ``replicas``: a replica set per group (expiring membership with a held count per member,
   changed by one script), the one thing in Redis;
 - ``leases``: the router's client of it (batched, renewed, a local share while Redis is away);
-  ``share``: the pure arithmetic between a capacity view and the ledger; ``metrics``: its
-  state as metrics;
+  ``waiters``: the requests waiting for a lease, by band; ``share``: the pure arithmetic
+  between a capacity view and the ledger; ``remote_eviction``: which other replicas to ask for
+  evictions; ``metrics``: its state as metrics;
 - ``membership``: the processor's client (its in-flight count, and the live processors of a
   pool its gates split their targets by).
 """

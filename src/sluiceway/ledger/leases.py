@@ -10,8 +10,15 @@ Every call states the leases held now (absolute, see :mod:`~sluiceway.ledger.rep
 renews them; without traffic a call goes out every third of the lease time. A replica that dies
 stops renewing, and its leases are gone one lease time later.
 
-Requests the ledger did not grant (another replica took the room first) wait here, in order,
-and are asked for again at the next release, arrival or after ``retry`` seconds.
+Requests the ledger did not grant (another replica took the room first, or another replica
+waits for it in a higher band) wait here, in order within their band, and are asked for again
+at the next release, arrival or after ``retry`` seconds.
+
+Each call also states what this replica holds and waits for, by band (``demand``, read from
+the router at send time), so the others reserve room for its higher bands and can send it
+eviction orders for its requests below 0; orders this replica gives go with its next call, and
+one addressed to it comes back with its next call (``on_evict``), woken at once by the
+channel.
 
 A replica whose queue is held back while others hold room says so (:attr:`LeaseLedger.blocked`
 goes with its next call); a call of another replica that frees room then publishes on the
@@ -41,8 +48,16 @@ from redis.exceptions import RedisError
 
 from sluiceway.clock import Clock
 from sluiceway.errors import ConfigError
-from sluiceway.ledger.replicas import UNBOUNDED, ReplicaSet, SyncResult, replica_id
+from sluiceway.ledger.replicas import (
+    UNBOUNDED,
+    EvictionOrder,
+    ReplicaSet,
+    SyncResult,
+    Victims,
+    replica_id,
+)
 from sluiceway.ledger.share import LedgerView
+from sluiceway.ledger.waiters import LeaseWaiters
 
 __all__ = ["LeaseLedger", "LedgerSettings"]
 
@@ -80,18 +95,27 @@ class LeaseLedger:
         *,
         on_change: Callable[[], None] = lambda: None,
         role: str = "router",
+        demand: Callable[[], Mapping[int, int]] = dict,
+        on_evict: Callable[[EvictionOrder], None] = lambda order: None,
     ) -> None:
         self.replicas = replicas
         self.member = member
         self.settings = settings
         self.held = 0
+        self.bands: collections.Counter[int] = collections.Counter()  # held, by band
         self.cap = UNBOUNDED
         self.view = LedgerView()
+        self.others_waiting: Mapping[int, int] = {}
+        self.victims: tuple[Victims, ...] = ()
         self.calls = 0
         self._clock = clock
         self._scale = float(getattr(clock, "scale", 1.0))
         self._on_change = on_change
-        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._demand = demand
+        self._on_evict = on_evict
+        self._orders: list[EvictionOrder] = []
+        self._sent_bands: frozenset[int] = frozenset()
+        self._waiting = LeaseWaiters()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
@@ -114,23 +138,39 @@ class LeaseLedger:
     @property
     def waiting(self) -> int:
         """Requests waiting for a lease."""
-        return sum(1 for f in self._waiting if not f.done())
+        return len(self._waiting)
 
-    def acquire(self) -> asyncio.Future[None]:
-        """A lease for one request: done when granted (at once while Redis is away). Cancel it
-        when the request ends first."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append(fut)
+    def waiting_by_band(self) -> dict[int, int]:
+        return self._waiting.counts()
+
+    def acquire(self, band: int = 0) -> asyncio.Future[None]:
+        """A lease for one request of ``band``: done when granted (at once while Redis is away
+        and the share allows). Cancel it when the request ends first."""
+        fut = self._waiting.add(band)
         if self.view.connected:
             self._wake.set()
         else:
             self._grant_locally()
         return fut
 
-    def release(self) -> None:
-        """A request holding a lease ended."""
+    def release(self, band: int = 0) -> None:
+        """A request of ``band`` holding a lease ended."""
         self.held = max(0, self.held - 1)
+        if self.bands[band] > 0:
+            self.bands[band] -= 1
         self._wake.set()
+
+    def order(self, orders: list[EvictionOrder]) -> None:
+        """Ask other replicas to evict (sent with the next call, at once)."""
+        if orders:
+            self._orders += orders
+            self._wake.set()
+
+    def demand_changed(self, bands: frozenset[int]) -> None:
+        """The bands this replica waits in; a band that appears or empties goes out at once
+        (counts within a band ride on the next call)."""
+        if bands != self._sent_bands:
+            self._wake.set()
 
     @classmethod
     def connect(
@@ -140,14 +180,22 @@ class LeaseLedger:
         clock: Clock,
         *,
         on_change: Callable[[], None] = lambda: None,
-        role: str = "router",
+        demand: Callable[[], Mapping[int, int]] = dict,
+        on_evict: Callable[[EvictionOrder], None] = lambda order: None,
     ) -> LeaseLedger:
         """A ledger on its own Redis client (closed with it), named a new member of ``group``."""
         from sluiceway.broker.redis_connect import connect_redis
 
         redis = connect_redis(settings.url, max_connections=4)
-        replicas = ReplicaSet(redis, group)
-        ledger = cls(replicas, replica_id(), clock, settings, on_change=on_change, role=role)
+        ledger = cls(
+            ReplicaSet(redis, group),
+            replica_id(),
+            clock,
+            settings,
+            on_change=on_change,
+            demand=demand,
+            on_evict=on_evict,
+        )
         ledger._owns_client = True
         return ledger
 
@@ -175,9 +223,7 @@ class LeaseLedger:
         if tasks:
             await asyncio.wait(tasks)  # a cancel of close() itself still goes through
         self._task = self._listener = None
-        for fut in self._waiting:
-            fut.cancel()
-        self._waiting.clear()
+        self._waiting.cancel_all()
         with contextlib.suppress(RedisError, OSError, TimeoutError):
             async with asyncio.timeout(self._real(self._renew_every)):
                 await self.replicas.leave(self.member)
@@ -209,9 +255,11 @@ class LeaseLedger:
     async def sync_once(self) -> None:
         """One call: state the leases held, ask for the waiting requests, renew."""
         self._wake.clear()
-        while self._waiting and self._waiting[0].done():  # cancelled while waiting
-            self._waiting.popleft()
-        want = self.waiting
+        want = self._waiting.counts()
+        demand = dict(self._demand())
+        for band, count in want.items():
+            demand[band] = demand.get(band, 0) + count
+        orders, self._orders = self._orders, []
         try:
             async with asyncio.timeout(self._real(self._renew_every)):
                 result = await self.replicas.sync(
@@ -222,10 +270,14 @@ class LeaseLedger:
                     ttl=self._real(self.settings.lease),
                     info=self._info,
                     blocked=self._blocked,
+                    waiting=demand,
+                    bands=self.bands,
+                    orders=orders,
                 )
         except (RedisError, OSError, TimeoutError) as exc:
             self._unreachable(exc)
             return
+        self._sent_bands = frozenset(b for b, c in demand.items() if c > 0)
         self.calls += 1
         self._info = None  # written once per incarnation in the set
         self._granted(result)
@@ -237,8 +289,10 @@ class LeaseLedger:
             try:
                 await pubsub.subscribe(self.replicas.channel)
                 async for message in pubsub.listen():
-                    freed_by_other = message.get("data") != self.member
-                    if message.get("type") == "message" and freed_by_other and self._blocked:
+                    data = message.get("data")
+                    if message.get("type") != "message" or data == self.member:
+                        continue
+                    if self._blocked or data == f"evict:{self.member}":
                         self._wake.set()
             except (RedisError, OSError):
                 await self._clock.sleep(self._renew_every)  # the renewals carry on meanwhile
@@ -247,16 +301,16 @@ class LeaseLedger:
                     await pubsub.aclose()
 
     def _granted(self, result: SyncResult) -> None:
-        self.held += result.granted  # the set holds them now; unused ones go at the next call
-        given = 0
-        while given < result.granted and self._waiting:
-            fut = self._waiting.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                given += 1
-        self.held -= result.granted - given
-        if given < result.granted:
+        # the set holds every grant now; one whose request ended meanwhile goes at the next call
+        given = self._waiting.grant(result.by_band)
+        self.held += sum(given.values())
+        self.bands.update(given)
+        if sum(given.values()) < result.granted:
             self._wake.set()
+        self.others_waiting = result.waiting
+        self.victims = result.victims
+        if result.order is not None:
+            self._on_evict(result.order)
         was = self.view
         self.view = was.synced(result.others, result.live, self._clock.now(), self.settings.lease)
         if not was.connected:
@@ -289,15 +343,18 @@ class LeaseLedger:
         self._grant_locally()
 
     def _grant_locally(self) -> None:
-        """Away from Redis: grant waiting requests in order while this replica's share allows
-        (the others assumed as :meth:`LedgerView.others_for` says)."""
+        """Away from Redis: grant waiting requests, higher bands first, while this replica's
+        share allows (the others assumed as :meth:`LedgerView.others_for` says)."""
         now = self._clock.now()
-        while self._waiting:
-            fut = self._waiting[0]
-            if not fut.done():
-                own = self.held + self.waiting
-                if self.held + 1 + self.view.others_for(own, now) > self.cap:
-                    return
-                self.held += 1
-                fut.set_result(None)
-            self._waiting.popleft()
+        own = self.held + self.waiting
+        others = self.view.others_for(own, now)
+        room = self.cap - self.held - others
+
+        def allowed(band: int) -> bool:
+            nonlocal room
+            room -= 1
+            return room >= 0
+
+        given = self._waiting.grant_while(allowed)
+        self.held += sum(given.values())
+        self.bands.update(given)

@@ -9,7 +9,12 @@ one Redis Cluster slot:
   the processor: requests in flight);
 * ``...:info`` hash: member -> a JSON description (role, host, pid, started);
 * ``...:blocked`` hash: members with demand held back for want of room, told on the
-  ``...:freed`` channel when another member's call frees some (push, no polling).
+  ``...:freed`` channel when another member's call frees some (push, no polling);
+* ``...:waiting`` hash: member -> what it waits for, by band (``band:count,...``): room a
+  member waits for in a higher band is granted to nobody in a lower one;
+* ``...:bands`` hash: member -> what it holds, by band: where eviction orders can go;
+* ``...:orders`` hash: member -> eviction orders not yet read (``below:count``); the writer
+  publishes ``evict:MEMBER`` on the channel and the member reads them with its next call.
 
 :meth:`ReplicaSet.sync` is the one write. A member states what it holds now (an absolute
 number, never a delta: a repeated, reordered or late call cannot corrupt the count, and after a
@@ -24,15 +29,17 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 __all__ = [
     "UNBOUNDED",
+    "EvictionOrder",
     "Replica",
     "ReplicaSet",
     "SyncResult",
+    "Victims",
     "freed_channel",
     "group_keys",
     "replica_id",
@@ -41,43 +48,102 @@ __all__ = [
 UNBOUNDED = 2**31  # a cap that never binds (a group that only counts)
 
 _SYNC = """
+local function pairs_of(text)
+  local out = {}
+  for p, c in string.gmatch(text, '(-?%d+):(%d+)') do out[#out + 1] = {tonumber(p), tonumber(c)} end
+  return out
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 for _, m in ipairs(dead) do
-  redis.call('HDEL', KEYS[2], m)
-  redis.call('HDEL', KEYS[3], m)
-  redis.call('HDEL', KEYS[4], m)
+  for k = 2, 7 do redis.call('HDEL', KEYS[k], m) end
 end
 if #dead > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
 local me = ARGV[1]
 local held = tonumber(ARGV[2])
 local before = tonumber(redis.call('HGET', KEYS[2], me) or '0')
-local want = tonumber(ARGV[3])
 local cap = tonumber(ARGV[4])
 local others = 0
 local all = redis.call('HGETALL', KEYS[2])
 for i = 1, #all, 2 do
   if all[i] ~= me then others = others + tonumber(all[i + 1]) end
 end
-local grant = cap - others - held
-if grant > want then grant = want end
-if grant < 0 then grant = 0 end
-redis.call('HSET', KEYS[2], me, held + grant)
+-- what the others wait for, by band: room for a higher band is not granted to a lower one
+local waiting, waited_before = {}, 0
+local demand = redis.call('HGETALL', KEYS[5])
+for i = 1, #demand, 2 do
+  for _, pc in ipairs(pairs_of(demand[i + 1])) do
+    if demand[i] == me then
+      waited_before = waited_before + pc[2]
+    else
+      waiting[pc[1]] = (waiting[pc[1]] or 0) + pc[2]
+    end
+  end
+end
+local function waiting_above(p)
+  local n = 0
+  for q, c in pairs(waiting) do if q > p then n = n + c end end
+  return n
+end
+local free = cap - others - held
+local granted, by_band = 0, {}
+local wants = pairs_of(ARGV[3])
+table.sort(wants, function(a, b) return a[1] > b[1] end)
+for _, pc in ipairs(wants) do
+  local k = math.min(pc[2], free - waiting_above(pc[1]))
+  if k < 0 then k = 0 end
+  free = free - k
+  granted = granted + k
+  by_band[#by_band + 1] = pc[1] .. ':' .. k
+end
+redis.call('HSET', KEYS[2], me, held + granted)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), me)
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], me, ARGV[6]) end
 if ARGV[7] == '1' then redis.call('HSET', KEYS[4], me, 1) else redis.call('HDEL', KEYS[4], me) end
-if (held < before or #dead > 0) and redis.call('HLEN', KEYS[4]) > 0 then
-  redis.call('PUBLISH', ARGV[8], me)
+local waits_now = 0
+for _, pc in ipairs(pairs_of(ARGV[9])) do waits_now = waits_now + pc[2] end
+local function keep(key, value)
+  if value ~= '' then redis.call('HSET', key, me, value) else redis.call('HDEL', key, me) end
 end
-return {grant, others, redis.call('ZCARD', KEYS[1])}
+keep(KEYS[5], ARGV[9])
+keep(KEYS[6], ARGV[10])
+-- eviction orders to other members: merged with any they have not read yet, then told
+for m, below, n in string.gmatch(ARGV[11], '([^|;]+)|(-?%d+)|(%d+)') do
+  local old = redis.call('HGET', KEYS[7], m)
+  local b, c = tonumber(below), tonumber(n)
+  if old then
+    local ob, oc = string.match(old, '(-?%d+):(%d+)')
+    b, c = math.max(b, tonumber(ob)), c + tonumber(oc)
+  end
+  redis.call('HSET', KEYS[7], m, b .. ':' .. c)
+  redis.call('PUBLISH', ARGV[8], 'evict:' .. m)
+end
+local mine = redis.call('HGET', KEYS[7], me) or ''
+if mine ~= '' then redis.call('HDEL', KEYS[7], me) end
+-- the others' running requests in bands below 0: where an eviction order can go
+local victims = {}
+local bands = redis.call('HGETALL', KEYS[6])
+for i = 1, #bands, 2 do
+  if bands[i] ~= me then
+    for _, pc in ipairs(pairs_of(bands[i + 1])) do
+      if pc[1] < 0 and pc[2] > 0 then
+        victims[#victims + 1] = bands[i] .. '|' .. pc[1] .. '|' .. pc[2]
+      end
+    end
+  end
+end
+local freed = held < before or #dead > 0 or waits_now < waited_before
+if freed and redis.call('HLEN', KEYS[4]) > 0 then redis.call('PUBLISH', ARGV[8], me) end
+local waiting_text = {}
+for q, c in pairs(waiting) do waiting_text[#waiting_text + 1] = q .. ':' .. c end
+return {granted, others, redis.call('ZCARD', KEYS[1]), table.concat(by_band, ','),
+  table.concat(waiting_text, ','), table.concat(victims, ';'), mine}
 """
 
 _LEAVE = """
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-redis.call('HDEL', KEYS[4], ARGV[1])
+for k = 2, 7 do redis.call('HDEL', KEYS[k], ARGV[1]) end
 if redis.call('HLEN', KEYS[4]) > 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
 return 1
 """
@@ -89,10 +155,14 @@ def replica_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-def group_keys(group: str) -> tuple[str, str, str, str]:
-    """The keys of ``group`` (expiry, held, info, blocked), in one hash slot."""
+_KEYS = ("expiry", "held", "info", "blocked", "waiting", "bands", "orders")
+
+
+def group_keys(group: str) -> tuple[str, ...]:
+    """The keys of ``group`` (expiry, held, info, blocked, waiting, bands, orders), in one hash
+    slot."""
     base = f"sluiceway:replicas:{{{group}}}"
-    return f"{base}:expiry", f"{base}:held", f"{base}:info", f"{base}:blocked"
+    return tuple(f"{base}:{name}" for name in _KEYS)
 
 
 def freed_channel(group: str) -> str:
@@ -101,13 +171,38 @@ def freed_channel(group: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Victims:
+    """Requests another member runs in a band below 0: where an eviction order can go."""
+
+    member: str
+    band: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionOrder:
+    """``count`` of ``member``'s running requests in bands below ``below`` (and below 0) are
+    to be evicted, lowest band and newest first."""
+
+    member: str
+    below: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class SyncResult:
-    """What one sync returned: ``granted`` of the ``want``; ``others``: what the other live
-    members hold; ``live``: live members, this one included."""
+    """What one sync returned: ``granted`` of the ``want`` (``by_band``: per band);
+    ``others``: what the other live members hold; ``live``: live members, this one included;
+    ``waiting``: what the other members wait for, by band; ``victims``: their running
+    requests in bands below 0; ``order``: an eviction order for this member, if one came."""
 
     granted: int
     others: int
     live: int
+    by_band: Mapping[int, int] = field(default_factory=dict)
+    waiting: Mapping[int, int] = field(default_factory=dict)
+    victims: tuple[Victims, ...] = ()
+    order: EvictionOrder | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,20 +232,42 @@ class ReplicaSet:
         member: str,
         held: int,
         *,
-        want: int = 0,
+        want: int | Mapping[int, int] = 0,
         cap: int = UNBOUNDED,
         ttl: float,
         info: Mapping[str, Any] | None = None,
         blocked: bool = False,
+        waiting: Mapping[int, int] | None = None,
+        bands: Mapping[int, int] | None = None,
+        orders: Sequence[EvictionOrder] = (),
     ) -> SyncResult:
-        """Renew ``member`` for ``ttl`` seconds holding ``held``, grant up to ``want`` more
-        while the group's total stays within ``cap`` (one round trip). ``blocked``: the member
-        holds demand back for want of room (it is told on :attr:`channel` when room frees)."""
-        args: list[str | int] = [member, held, want, cap, max(1, round(ttl * 1000))]
+        """Renew ``member`` for ``ttl`` seconds holding ``held``, grant up to ``want`` more (a
+        number, or a number per band: higher bands first, and never room the others wait
+        for in a higher band) while the group's total stays within ``cap``; one round trip.
+
+        ``blocked``: the member holds demand back for want of room (it is told on
+        :attr:`channel` when room frees); ``waiting``: what it waits for, by band; ``bands``:
+        what it holds, by band; ``orders``: evictions it asks of other members."""
+        wants = want if isinstance(want, Mapping) else ({0: want} if want else {})
+        args: list[str | int] = [member, held, _pairs(wants), cap, max(1, round(ttl * 1000))]
         args.append("" if info is None else json.dumps(dict(info), sort_keys=True))
-        args += ["1" if blocked else "0", self.channel]
-        granted, others, live = await self._sync(keys=list(self.keys), args=args)
-        return SyncResult(int(granted), int(others), int(live))
+        args += ["1" if blocked else "0", self.channel, _pairs(waiting), _pairs(bands)]
+        args.append(";".join(f"{o.member}|{o.below}|{o.count}" for o in orders if o.count > 0))
+        reply = await self._sync(keys=list(self.keys), args=args)
+        granted, others, live, by_band, waits, victims, mine = reply
+        order = None
+        if mine:
+            below, count = (int(x) for x in str(mine).split(":"))
+            order = EvictionOrder(member, below, count)
+        return SyncResult(
+            int(granted),
+            int(others),
+            int(live),
+            _parse(by_band),
+            _parse(waits),
+            tuple(_victims(victims)),
+            order,
+        )
 
     async def leave(self, member: str) -> None:
         """Remove ``member`` now (a clean shutdown frees its share at once)."""
@@ -158,7 +275,7 @@ class ReplicaSet:
 
     async def members(self) -> list[Replica]:
         """Live members (expiry not passed), by name."""
-        expiry_key, held_key, info_key, _ = self.keys
+        expiry_key, held_key, info_key = self.keys[:3]
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.time()
             pipe.zrange(expiry_key, 0, -1, withscores=True)
@@ -180,6 +297,28 @@ class ReplicaSet:
                 )
             )
         return sorted(out, key=lambda r: r.member)
+
+
+def _pairs(counts: Mapping[int, int] | None) -> str:
+    return ",".join(f"{p}:{c}" for p, c in sorted((counts or {}).items()) if c > 0)
+
+
+def _parse(text: Any) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for pair in str(text or "").split(","):
+        if pair:
+            p, c = pair.split(":")
+            out[int(p)] = out.get(int(p), 0) + int(c)
+    return out
+
+
+def _victims(text: Any) -> list[Victims]:
+    out = []
+    for part in str(text or "").split(";"):
+        if part:
+            member, band, count = part.rsplit("|", 2)
+            out.append(Victims(member, int(band), int(count)))
+    return out
 
 
 def _info(raw: str | None) -> Mapping[str, Any]:

@@ -21,7 +21,8 @@ Files:
   moved to another;
 - ``flow``: admission (flow control, or legacy shedding) and the endpoint at dispatch;
   ``retry_after``: the ``Retry-After`` of its 429 and 503 answers, from the queue ahead and the
-  pool's drain rate (pure);
+  pool's drain rate (pure); ``pool_ledger``: its side of the capacity ledger several replicas
+  share (``--ledger``: others' leases and waiting demand in the view, eviction orders);
   ``objectives``: InferenceObjective name -> priority, from ``objective_files`` (a file or
   directory, reloaded on change) or ``kube`` (the Kubernetes API, list then watch);
   ``path_watch``: a file or directory reloaded when it changes; ``kube_watch``: the

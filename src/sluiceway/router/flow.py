@@ -36,14 +36,13 @@ from sluiceway.flowcontrol.configure import RouterFlowControl
 from sluiceway.flowcontrol.controller import Cycle, FlowController
 from sluiceway.flowcontrol.legacy import legacy_admit
 from sluiceway.flowcontrol.saturation import UtilizationDetector, staged_view
-from sluiceway.ledger.leases import LeaseLedger, LedgerSettings
-from sluiceway.ledger.metrics import LedgerCollector
-from sluiceway.ledger.share import pool_cap, with_others
+from sluiceway.ledger.leases import LedgerSettings
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.identity import Identity
 from sluiceway.router.metrics import RouterMetrics
 from sluiceway.router.outcomes import error_answer, evicted_answer, finalized_answer
 from sluiceway.router.pool import EndpointPool
+from sluiceway.router.pool_ledger import PoolLedger
 from sluiceway.router.request_facts import RequestFacts
 from sluiceway.router.retry_after import RetryAfter
 from sluiceway.wire import headers as h
@@ -75,7 +74,7 @@ class RouterFlow:
         ledger: LedgerSettings | None = None,
     ) -> None:
         self.flow = flow
-        self.ledger: LeaseLedger | None = None
+        self.ledger: PoolLedger | None = None
         self.clock = clock
         self.pool = pool
         self.metrics = metrics
@@ -93,9 +92,15 @@ class RouterFlow:
                     "on with a saturation detector",
                     field="--ledger",
                 )
-            group = f"router/{metrics.pool}"
-            self.ledger = LeaseLedger.connect(ledger, group, clock, on_change=self.kick)
-            metrics.registry.register(LedgerCollector(self.ledger, metrics.pool))
+            self.ledger = PoolLedger(
+                ledger,
+                metrics.pool,
+                clock,
+                self.adapter.controller,
+                kick=self.kick,
+                evict=self._evict,
+                registry=metrics.registry,
+            )
 
     @property
     def controller(self) -> FlowController | None:
@@ -110,8 +115,7 @@ class RouterFlow:
         cycle = adapter.cycle(self._capacity())
         self._apply(cycle)
         if self.ledger is not None:
-            held_back = adapter.controller.totals.queued > 0 and self.ledger.view.others > 0
-            self.ledger.hold_back(held_back)
+            self.ledger.after(cycle)
         self.metrics.cycle(time.perf_counter() - started)
 
     def set_priorities(self, priorities: frozenset[int]) -> None:
@@ -123,7 +127,7 @@ class RouterFlow:
     def start(self) -> None:
         """Run cycles when flow-control deadlines are due, and a first one now."""
         if self.ledger is not None:
-            self.ledger.start()
+            self.ledger.leases.start()
         adapter = self.adapter
         if adapter is not None and self._deadlines is None:
             self._deadlines = asyncio.get_running_loop().create_task(self._run_deadlines(adapter))
@@ -139,7 +143,7 @@ class RouterFlow:
         if self.adapter is not None:
             self.adapter.close()
         if self.ledger is not None:
-            await self.ledger.close()
+            await self.ledger.leases.close()
 
     # ---- admission -----------------------------------------------------------------------
     async def admit(
@@ -272,7 +276,7 @@ class RouterFlow:
         if lease is None or self.ledger is None:
             return
         if lease.done() and not lease.cancelled():
-            self.ledger.release()
+            self.ledger.leases.release(ex.band)
         else:
             lease.cancel()
 
@@ -296,14 +300,10 @@ class RouterFlow:
         if detector is None:
             return CapacityView(0.0, pool_empty=not snaps)
         view = staged_view(detector, snaps, now)
-        ledger = self.ledger
-        if ledger is None:
+        if self.ledger is None:
             return view
         own = sum(m.inflight for m in self.pool.members.values())
-        measured = sum(s.inflight_requests or 0 for s in snaps)
-        view = with_others(view, own, measured, ledger.view, now)
-        ledger.cap = pool_cap(view, own, measured, ledger.view, now)
-        return view
+        return self.ledger.view(view, own, snaps, now)
 
     def _apply(self, cycle: Cycle) -> None:
         for done in cycle.dispatched:
@@ -328,7 +328,7 @@ class RouterFlow:
             self.pool.acquire(member, ex.tokens)
             ex.member, ex.dispatched_at = member, time.perf_counter()
             if self.ledger is not None:
-                ex.lease = self.ledger.acquire()
+                ex.lease = self.ledger.leases.acquire(done.band)
 
     def _evict(self, request_id: str) -> None:
         controller = self.controller

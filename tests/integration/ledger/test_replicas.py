@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from sluiceway.ledger.replicas import ReplicaSet, group_keys
+from sluiceway.ledger.replicas import EvictionOrder, ReplicaSet, group_keys
 from sluiceway.localservices import RedisServer
 
 pytestmark = [pytest.mark.redis]
@@ -84,3 +84,45 @@ async def test_members_lists_the_live_ones_with_their_info(redis: aioredis.Redis
     assert 4 < rows[0].expires_in <= 5
     await pool.leave("a")
     assert [r.member for r in await pool.members()] == ["b"]
+
+
+async def test_room_waited_for_in_a_higher_band_goes_to_no_lower_one(
+    redis: aioredis.Redis,
+) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    await pool.sync("a", 0, want={-10: 6}, cap=10, ttl=5)
+    # b waits for 3 in band 100 (not granted yet: it asks for none), a asks for 4 more in -10
+    seen = await pool.sync("b", 0, cap=10, ttl=5, waiting={100: 3})
+    assert seen.others == 6
+    more = await pool.sync("a", 6, want={-10: 4, 30: 2}, cap=10, ttl=5, waiting={-10: 4, 30: 2})
+    # 4 free, 3 of them kept for band 100: band 30 gets 1, band -10 none
+    assert more.by_band == {30: 1, -10: 0}
+    assert more.waiting == {100: 3}
+    got = await pool.sync("b", 0, want={100: 3}, cap=10, ttl=5, waiting={100: 3})
+    assert (got.granted, got.by_band) == (3, {100: 3})
+    # band 100 served and done: the room goes to the lower bands, higher first
+    await pool.sync("b", 0, ttl=5)
+    rest = await pool.sync("a", 7, want={-10: 4, 30: 1}, cap=10, ttl=5)
+    assert rest.by_band == {30: 1, -10: 2}
+
+
+async def test_eviction_orders_reach_their_member_once(redis: aioredis.Redis) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    await pool.sync("a", 0, want={-10: 4, -5: 2}, cap=10, ttl=5, bands={-10: 4, -5: 2})
+    seen = await pool.sync("b", 0, ttl=5)
+    assert sorted((v.member, v.band, v.count) for v in seen.victims) == [
+        ("a", -10, 4),
+        ("a", -5, 2),
+    ]
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(pool.channel)
+    await pubsub.get_message(timeout=1)
+    await pool.sync("b", 0, ttl=5, orders=[EvictionOrder("a", 100, 2)])
+    await pool.sync("b", 0, ttl=5, orders=[EvictionOrder("a", 60, 1)])  # merged: 3 below 100
+    told = await pubsub.get_message(timeout=1)
+    assert told is not None and told["data"] == "evict:a"
+    first = await pool.sync("a", 6, ttl=5, bands={-10: 4, -5: 2})
+    assert first.order == EvictionOrder("a", 100, 3)
+    again = await pool.sync("a", 3, ttl=5, bands={-10: 1, -5: 2})
+    assert again.order is None
+    await pubsub.aclose()

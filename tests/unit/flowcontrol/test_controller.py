@@ -3,6 +3,8 @@ as many as capacity allows, band provisioning, shutdown, exactly-once finalizati
 
 from __future__ import annotations
 
+import pytest
+
 from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
@@ -297,3 +299,23 @@ def test_ceilings_are_padded_open_and_made_non_increasing() -> None:
     assert list(short.next_dispatches(0.0, OPEN).ceilings) == [0.5, 0.5, 0.5]
     rising = make(bands=bands, usage_limit=_Sloppy([0.2, 0.9, 0.4]))
     assert list(rising.next_dispatches(0.0, OPEN).ceilings) == [0.2, 0.2, 0.2]
+
+
+# ---- demand waiting on other router replicas ---------------------------------------------
+
+
+def test_room_waited_for_elsewhere_in_a_higher_band_is_left_free() -> None:
+    fc = make(bands=(BandSettings(100), BandSettings(30), BandSettings(-10)))
+    for i in range(5):
+        fc.add(req(f"low{i}", -10), 0.0)
+        fc.add(req(f"mid{i}", 30), 0.0)
+    # 10 slots, 4 used; another replica waits for 3 in band 100 and 1 in band 30
+    view = CapacityView(0.4, request_cost=0.1, waiting_elsewhere=((100, 3), (30, 1)))
+    cycle = fc.next_dispatches(1.0, view)
+    # 6 free: 3 kept for band 100; band 30 takes the other 3; band -10 must also leave the
+    # band 30 one waiting elsewhere, so nothing is left for it
+    assert ids(cycle) == ["mid0", "mid1", "mid2"]
+    assert view.reserved_above(30) == pytest.approx(0.3)
+    assert view.reserved_above(-10) == pytest.approx(0.4)
+    again = fc.next_dispatches(2.0, CapacityView(0.4, request_cost=0.1))
+    assert len(again.dispatched) == 6  # nothing waits elsewhere: all the room is used

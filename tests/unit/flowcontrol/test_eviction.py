@@ -186,3 +186,23 @@ def test_victim_candidates_of_finished_requests_do_not_pile_up() -> None:
         assert len(fc.next_dispatches(float(i), slots(20, 0), limit=1).dispatched) == 1
         fc.on_finished(f"s{i}", i + 0.5)
     assert len(fc.evictor._victims) <= 256
+
+
+def test_an_order_from_another_replica_evicts_lowest_band_newest_first() -> None:
+    fc = make(grace=0.0)
+    fill(fc, [("x5", -5), ("x10a", -10), ("x10b", -10), ("k30", 30)], pool=10)
+    assert fc.evict_for(2, 100, 10.0) == ["x10b", "x10a"]
+    assert fc.evict_for(5, -5, 10.0) == []  # only bands below the demand
+    assert fc.evict_for(5, 100, 10.0) == ["x5"]  # band 30 is never a victim
+    rev = fc.on_finished("x10b", 10.1)
+    # confirmed, no over-eviction (the demand is the other replica's), no local cooling
+    assert rev is not None and rev.remote and not rev.over_eviction
+    assert fc.evictor.pending() == 0.0
+
+
+def test_without_eviction_an_order_evicts_nothing() -> None:
+    settings = FlowControlSettings(bands=(BandSettings(100), BandSettings(-10)))
+    fc = FlowController(settings)
+    fc.add(Request("x", "t", -10), 0.0)
+    fc.next_dispatches(0.0, slots(10, 0))
+    assert fc.evict_for(1, 100, 1.0) == []
