@@ -182,7 +182,7 @@ class PoolWatch:
             return band_counts(self.registry)
         out: dict[int, float] = {}
         for url in self.routers:
-            registry = await scrape_metrics(http, url)
+            registry = await scrape_metrics(http, url, only=_REQUESTS_TOTAL)
             for prio, count in ({} if registry is None else band_counts(registry)).items():
                 out[prio] = out.get(prio, 0.0) + count
         return out
@@ -220,13 +220,20 @@ def registry_of(text: str) -> CollectorRegistry:
     return registry
 
 
-async def scrape_metrics(http: aiohttp.ClientSession, url: str) -> CollectorRegistry | None:
-    """What ``url`` exposes at ``/metrics``; None when it does not answer with parsable text."""
+async def scrape_metrics(
+    http: aiohttp.ClientSession, url: str, only: str = ""
+) -> CollectorRegistry | None:
+    """What ``url`` exposes at ``/metrics``; None when it does not answer with parsable text.
+    ``only``: parse just the lines naming that metric (a router's page is large, and parsing
+    it all on the bench's loop every sample made the loop late)."""
     with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
         timeout = aiohttp.ClientTimeout(total=SCRAPE_TIMEOUT)
         async with http.get(url.rstrip("/") + "/metrics", timeout=timeout) as resp:
             if resp.status == 200:
-                return registry_of(await resp.text())
+                text = await resp.text()
+                if only:
+                    text = "".join(line for line in text.splitlines(True) if only in line)
+                return registry_of(text)
     return None
 
 
