@@ -23,7 +23,10 @@ channel.
 A replica whose queue is held back while others hold room says so (:attr:`LeaseLedger.blocked`
 goes with its next call); a call of another replica that frees room then publishes on the
 group's channel, and the held-back replica calls at once for the fresh count: freed room is
-used within a round trip, without polling.
+used within a round trip, without polling. While no replica is held back a release waits for
+the next call (the next acquire, or the renewal): nobody needs the room yet, and requests that
+arrive one at a time then cost one call each, not two. A replica that becomes held back
+publishes that, and the releases kept back go out at once.
 
 Redis unreachable: acquires are granted at once and the router's view assumes a local share
 (:func:`~sluiceway.ledger.share.LedgerView.others_for`); one line is logged on the way in and one
@@ -120,6 +123,8 @@ class LeaseLedger:
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._blocked = False
+        self._others_blocked = 0  # as the last call saw it
+        self._kept = False  # releases not told yet
         self._owns_client = False
         self._identity: Mapping[str, Any] = {}
         self._info: Mapping[str, Any] | None = None
@@ -154,11 +159,15 @@ class LeaseLedger:
         return fut
 
     def release(self, band: int = 0) -> None:
-        """A request of ``band`` holding a lease ended."""
+        """A request of ``band`` holding a lease ended: told at once when some replica holds
+        demand back, else with the next call."""
         self.held = max(0, self.held - 1)
         if self.bands[band] > 0:
             self.bands[band] -= 1
-        self._wake.set()
+        if self._others_blocked or self._blocked or not self.view.connected:
+            self._wake.set()
+        else:
+            self._kept = True
 
     def order(self, orders: list[EvictionOrder]) -> None:
         """Ask other replicas to evict (sent with the next call, at once)."""
@@ -278,6 +287,8 @@ class LeaseLedger:
             self._unreachable(exc)
             return
         self._sent_bands = frozenset(b for b, c in demand.items() if c > 0)
+        self._kept = False
+        self._others_blocked = result.blocked
         self.calls += 1
         self._info = None  # written once per incarnation in the set
         self._granted(result)
@@ -292,7 +303,10 @@ class LeaseLedger:
                     data = message.get("data")
                     if message.get("type") != "message" or data == self.member:
                         continue
-                    if self._blocked or data == f"evict:{self.member}":
+                    told = data == f"evict:{self.member}" or (
+                        self._kept and str(data).startswith("blocked:")
+                    )
+                    if told or (self._blocked and not str(data).startswith("blocked:")):
                         self._wake.set()
             except (RedisError, OSError):
                 await self._clock.sleep(self._renew_every)  # the renewals carry on meanwhile

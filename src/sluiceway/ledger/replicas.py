@@ -100,7 +100,14 @@ end
 redis.call('HSET', KEYS[2], me, held + granted)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), me)
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], me, ARGV[6]) end
-if ARGV[7] == '1' then redis.call('HSET', KEYS[4], me, 1) else redis.call('HDEL', KEYS[4], me) end
+if ARGV[7] == '1' then
+  -- newly held back: members keeping releases for their next call send them now
+  if redis.call('HSET', KEYS[4], me, 1) == 1 then
+    redis.call('PUBLISH', ARGV[8], 'blocked:' .. me)
+  end
+else
+  redis.call('HDEL', KEYS[4], me)
+end
 local waits_now = 0
 for _, pc in ipairs(pairs_of(ARGV[9])) do waits_now = waits_now + pc[2] end
 local function keep(key, value)
@@ -134,10 +141,11 @@ for i = 1, #bands, 2 do
   end
 end
 local freed = held < before or #dead > 0 or waits_now < waited_before
-if freed and redis.call('HLEN', KEYS[4]) > 0 then redis.call('PUBLISH', ARGV[8], me) end
+local blocked = redis.call('HLEN', KEYS[4]) - (ARGV[7] == '1' and 1 or 0)
+if freed and blocked > 0 then redis.call('PUBLISH', ARGV[8], me) end
 local waiting_text = {}
 for q, c in pairs(waiting) do waiting_text[#waiting_text + 1] = q .. ':' .. c end
-return {granted, others, redis.call('ZCARD', KEYS[1]), table.concat(by_band, ','),
+return {granted, others, redis.call('ZCARD', KEYS[1]), blocked, table.concat(by_band, ','),
   table.concat(waiting_text, ','), table.concat(victims, ';'), mine}
 """
 
@@ -194,11 +202,13 @@ class SyncResult:
     """What one sync returned: ``granted`` of the ``want`` (``by_band``: per band);
     ``others``: what the other live members hold; ``live``: live members, this one included;
     ``waiting``: what the other members wait for, by band; ``victims``: their running
-    requests in bands below 0; ``order``: an eviction order for this member, if one came."""
+    requests in bands below 0; ``order``: an eviction order for this member, if one came;
+    ``blocked``: other members holding demand back (they want to hear of freed room)."""
 
     granted: int
     others: int
     live: int
+    blocked: int = 0
     by_band: Mapping[int, int] = field(default_factory=dict)
     waiting: Mapping[int, int] = field(default_factory=dict)
     victims: tuple[Victims, ...] = ()
@@ -254,7 +264,7 @@ class ReplicaSet:
         args += ["1" if blocked else "0", self.channel, _pairs(waiting), _pairs(bands)]
         args.append(";".join(f"{o.member}|{o.below}|{o.count}" for o in orders if o.count > 0))
         reply = await self._sync(keys=list(self.keys), args=args)
-        granted, others, live, by_band, waits, victims, mine = reply
+        granted, others, live, blocked, by_band, waits, victims, mine = reply
         order = None
         if mine:
             below, count = (int(x) for x in str(mine).split(":"))
@@ -263,6 +273,7 @@ class ReplicaSet:
             int(granted),
             int(others),
             int(live),
+            int(blocked),
             _parse(by_band),
             _parse(waits),
             tuple(_victims(victims)),

@@ -39,6 +39,7 @@ async def test_a_burst_of_acquires_goes_in_one_call(redis: aioredis.Redis) -> No
     led = ledger(redis, "a")
     leases = [led.acquire() for _ in range(8)]
     led.start()
+    other = ledger(redis, "b")
     try:
         await asyncio.wait_for(asyncio.gather(*leases), 5)
         assert led.held == 8
@@ -46,10 +47,17 @@ async def test_a_burst_of_acquires_goes_in_one_call(redis: aioredis.Redis) -> No
         for _ in range(8):
             led.release()
         await asyncio.sleep(0.1)
-        assert led.calls == 2  # the eight releases went together too
-        assert (await ReplicaSet(redis, "router/t").members())[0].held == 0
+        # nobody holds demand back: the releases wait for the next call
+        assert led.calls == 1
+        assert (await ReplicaSet(redis, "router/t").members())[0].held == 8
+        other.hold_back(True)
+        await other.sync_once()  # b is held back now: a is told and sends them at once
+        await _until(lambda: led.calls == 2, within=1.0)
+        rows = {r.member: r.held for r in await ReplicaSet(redis, "router/t").members()}
+        assert rows == {"a": 0, "b": 0}
     finally:
         await led.close()
+        await other.close()
 
 
 async def test_requests_beyond_the_pool_wait_for_room_in_order(redis: aioredis.Redis) -> None:

@@ -63,6 +63,9 @@ async def test_freed_room_is_told_to_held_back_members(redis: aioredis.Redis) ->
     await pubsub.get_message(timeout=1)  # the subscribe confirmation
     await pool.sync("a", 0, want=10, cap=10, ttl=5)
     await pool.sync("b", 0, want=1, cap=10, ttl=5, blocked=True)
+    held_back = await pubsub.get_message(timeout=1)
+    assert held_back is not None and held_back["data"] == "blocked:b"  # said once
+    await pool.sync("b", 0, want=1, cap=10, ttl=5, blocked=True)
     await pool.sync("a", 10, ttl=5)  # nothing freed: no message
     assert await pubsub.get_message(timeout=0.2) is None
     await pool.sync("a", 9, ttl=5)
