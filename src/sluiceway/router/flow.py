@@ -286,6 +286,7 @@ class RouterFlow:
         if ex.member is not None:
             self.pool.release(ex.member, ex.tokens)
             ex.member = None
+        self._release_lease(ex)
         if ex.evicted:
             self.metrics.finished(labels, Outcome.DISPATCHED.value, 0.0)
             return evicted_answer()

@@ -7,6 +7,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from sluiceway.clock import VirtualClock
+from sluiceway.config.router import load_endpoint_picker_config
+from sluiceway.demo.stack import router_document
 from sluiceway.flowcontrol import (
     BandSettings,
     CapacityView,
@@ -15,10 +17,15 @@ from sluiceway.flowcontrol import (
     FlowControlSettings,
     Request,
 )
-from sluiceway.flowcontrol.base import EndpointSnapshot
+from sluiceway.flowcontrol.base import EndpointSnapshot, Finalized, Outcome
+from sluiceway.flowcontrol.configure import configure
 from sluiceway.ledger.leases import LedgerSettings
 from sluiceway.ledger.replicas import EvictionOrder, Victims
 from sluiceway.ledger.share import LedgerView
+from sluiceway.router.exchange import Exchange
+from sluiceway.router.flow import RouterFlow
+from sluiceway.router.metrics import RouterMetrics
+from sluiceway.router.pool import EndpointPool
 from sluiceway.router.pool_ledger import PoolLedger
 
 
@@ -76,3 +83,31 @@ async def test_an_order_for_this_replica_evicts_its_own() -> None:
     fc.next_dispatches(0.0, CapacityView(0.0, request_cost=0.1))
     pl._ordered(EvictionOrder("me", 100, 2))
     assert evicted == ["b2", "b1"]
+
+
+async def test_a_request_cut_between_dispatch_and_its_handler_gives_its_lease_back() -> None:
+    """Evicted or left after a cycle dispatched it and before its handler ran again: the lease
+    it was given (or is waiting for) goes back, or the replica's share leaks away."""
+    config = load_endpoint_picker_config(router_document("router-evictable.yaml")).value
+    clock = VirtualClock()
+    pool = EndpointPool(("http://e",), clock)
+    pool.mark("http://e", True)
+    live: dict[str, Exchange] = {}
+    flow = RouterFlow(
+        configure(config), clock, pool, RouterMetrics("p"), live, LedgerSettings("redis://x:1")
+    )
+    assert flow.ledger is not None
+    leases = flow.ledger.leases
+    for granted in (False, True):
+        ex = Exchange("r", model="")
+        live["r"] = ex
+        done = Finalized("r", Outcome.DISPATCHED, "t", -10, -10, 0.0)
+        flow._assign(done)
+        assert ex.lease is not None and leases.waiting == 1
+        if granted:  # as a sync would
+            leases._waiting.grant({-10: 1})
+            leases.held, leases.bands[-10] = 1, 1
+        ex.band = -10
+        flow._interrupted(ex, ("t", "-10", "p", "", ""))
+        assert leases.waiting == 0 and leases.held == 0 and ex.lease is None
+        assert ex.member is None
