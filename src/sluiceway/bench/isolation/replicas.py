@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import yaml
 from prometheus_client import CollectorRegistry
@@ -33,7 +34,9 @@ from sluiceway.bench.isolation.stack import (
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
+from sluiceway.broker.redis import RedisBroker
 from sluiceway.clock import Clock, RealClock
+from sluiceway.ledger.membership import ReplicaMembership
 from sluiceway.localservices import private_redis
 from sluiceway.processor.service import Processor
 
@@ -114,7 +117,9 @@ async def _listening(stdout: asyncio.StreamReader) -> str | None:
 async def _processors(
     mode: ModeSpec, routers: list[str], count: int, redis_url: str, clock: Clock
 ) -> AsyncIterator[None]:
-    """``count`` processors on the Redis queues, each with its own broker and quota store."""
+    """``count`` processors on the Redis queues, each with its own broker and quota store, and
+    in its pool's replica set as ``sluiceway processor`` joins it (the pool gates' targets
+    split between the live processors)."""
     async with contextlib.AsyncExitStack() as stack:
         for i in range(count):
             options = BrokerOptions(url=redis_url, time_scale=clock.scale)
@@ -128,6 +133,7 @@ async def _processors(
                 clock=clock,
                 registry=CollectorRegistry(),
                 quota_store=stores,
+                membership=ReplicaMembership(cast(RedisBroker, broker).client, clock),
             )
             await stack.enter_async_context(processor)
         yield
