@@ -28,6 +28,12 @@ the next call (the next acquire, or the renewal): nobody needs the room yet, and
 arrive one at a time then cost one call each, not two. A replica that becomes held back
 publishes that, and the releases kept back go out at once.
 
+Spare leases: while no other replica holds demand back or waits, a replica keeps ``spare``
+leases granted and unused (asked for after every real request, in a band below all others), so
+a request takes one at once, with no call and no wait, and gives it back to the spares when it
+ends. They count in the ledger like any lease (the pool's total stays within the cap); the
+moment another replica wants room they go back with the next call.
+
 Redis unreachable: acquires are granted at once and the router's view assumes a local share
 (:func:`~sluiceway.ledger.share.LedgerView.others_for`); one line is logged on the way in and one
 on the way out, and the first call that reaches Redis again states the leases held, which
@@ -62,7 +68,9 @@ from sluiceway.ledger.replicas import (
 from sluiceway.ledger.share import LedgerView
 from sluiceway.ledger.waiters import LeaseWaiters
 
-__all__ = ["LeaseLedger", "LedgerSettings"]
+__all__ = ["SPARE_BAND", "LeaseLedger", "LedgerSettings"]
+
+SPARE_BAND = -(2**31)  # spare leases are asked for below every real band
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +79,13 @@ log = logging.getLogger(__name__)
 class LedgerSettings:
     """``url``: the Redis holding the ledger; ``lease``: scaled seconds a replica's leases
     outlive its last call; ``retry``: scaled seconds between asks while requests wait for room
-    or Redis is away."""
+    or Redis is away; ``spare``: leases kept granted and unused while no other replica wants
+    room, so a dispatch needs no call (0: none)."""
 
     url: str
     lease: float = 3.0
     retry: float = 0.05
+    spare: int = 2
 
     def __post_init__(self) -> None:
         if not self.url.startswith(("redis://", "rediss://", "unix://")):
@@ -105,6 +115,7 @@ class LeaseLedger:
         self.member = member
         self.settings = settings
         self.held = 0
+        self.spare = 0  # granted, not in use
         self.bands: collections.Counter[int] = collections.Counter()  # held, by band
         self.cap = UNBOUNDED
         self.view = LedgerView()
@@ -151,6 +162,15 @@ class LeaseLedger:
     def acquire(self, band: int = 0) -> asyncio.Future[None]:
         """A lease for one request of ``band``: done when granted (at once while Redis is away
         and the share allows). Cancel it when the request ends first."""
+        if self.spare > 0 and not len(self._waiting):
+            self.spare -= 1
+            self.held += 1
+            self.bands[band] += 1
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            fut.set_result(None)
+            if self.spare == 0:
+                self._wake.set()  # ask for more with the next call
+            return fut
         fut = self._waiting.add(band)
         if self.view.connected:
             self._wake.set()
@@ -164,10 +184,19 @@ class LeaseLedger:
         self.held = max(0, self.held - 1)
         if self.bands[band] > 0:
             self.bands[band] -= 1
-        if self._others_blocked or self._blocked or not self.view.connected:
+        if self.spare < self._spare_target():
+            self.spare += 1  # kept granted for the next request: nothing to tell
+        elif self._others_blocked or self._blocked or not self.view.connected:
             self._wake.set()
         else:
             self._kept = True
+
+    def _spare_target(self) -> int:
+        """Spare leases to keep: none while another replica wants room, or this one holds
+        demand back, or Redis is away."""
+        if self._others_blocked or self.others_waiting or self._blocked or self.waiting:
+            return 0
+        return self.settings.spare if self.view.connected else 0
 
     def order(self, orders: list[EvictionOrder]) -> None:
         """Ask other replicas to evict (sent with the next call, at once)."""
@@ -265,20 +294,26 @@ class LeaseLedger:
         """One call: state the leases held, ask for the waiting requests, renew."""
         self._wake.clear()
         want = self._waiting.counts()
-        demand = dict(self._demand())
+        target = self._spare_target()
+        self.spare = min(self.spare, target)  # the rest go back with this call
+        if self.spare < target:
+            want[SPARE_BAND] = target - self.spare
+        queued = dict(self._demand())
+        demand = dict(queued)
         for band, count in want.items():
-            demand[band] = demand.get(band, 0) + count
+            if band != SPARE_BAND:
+                demand[band] = demand.get(band, 0) + count
         orders, self._orders = self._orders, []
         try:
             async with asyncio.timeout(self._real(self._renew_every)):
                 result = await self.replicas.sync(
                     self.member,
-                    self.held,
+                    self.held + self.spare,
                     want=want,
                     cap=self.cap,
                     ttl=self._real(self.settings.lease),
                     info=self._info,
-                    blocked=self._blocked,
+                    blocked=self._blocked or self.waiting > 0,  # denied requests want room
                     waiting=demand,
                     bands=self.bands,
                     orders=orders,
@@ -286,7 +321,8 @@ class LeaseLedger:
         except (RedisError, OSError, TimeoutError) as exc:
             self._unreachable(exc)
             return
-        self._sent_bands = frozenset(b for b, c in demand.items() if c > 0)
+        # the bands queued in flow control (lease waiters wake the task by themselves)
+        self._sent_bands = frozenset(b for b, c in queued.items() if c > 0)
         self._kept = False
         self._others_blocked = result.blocked
         self.calls += 1
@@ -304,7 +340,7 @@ class LeaseLedger:
                     if message.get("type") != "message" or data == self.member:
                         continue
                     told = data == f"evict:{self.member}" or (
-                        self._kept and str(data).startswith("blocked:")
+                        (self._kept or self.spare > 0) and str(data).startswith("blocked:")
                     )
                     if told or (self._blocked and not str(data).startswith("blocked:")):
                         self._wake.set()
@@ -319,7 +355,9 @@ class LeaseLedger:
         given = self._waiting.grant(result.by_band)
         self.held += sum(given.values())
         self.bands.update(given)
-        if sum(given.values()) < result.granted:
+        spares = result.by_band.get(SPARE_BAND, 0)
+        self.spare += spares
+        if sum(given.values()) + spares < result.granted:
             self._wake.set()
         self.others_waiting = result.waiting
         self.victims = result.victims
@@ -335,8 +373,11 @@ class LeaseLedger:
             )
         if self.view != was:
             self._on_change()
+        if self.spare > self._spare_target():
+            self._wake.set()  # another replica wants room: the spares go back
 
     def _unreachable(self, exc: BaseException) -> None:
+        self.spare = 0  # the ledger forgets them with this replica's entry
         was = self.view
         if was.connected:
             share = max(1, was.live)

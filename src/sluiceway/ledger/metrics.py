@@ -36,10 +36,12 @@ class LedgerCollector(Collector):
         )
         leases = GaugeMetricFamily(
             names.ROUTER_LEDGER_LEASES,
-            "Capacity leases held: by this replica, and by the others as last seen.",
+            "Capacity leases held: by this replica's requests, kept spare by it, and by the "
+            "others as last seen.",
             labels=["inference_pool", "holder"],
         )
         leases.add_metric([self._pool, "self"], led.held)
+        leases.add_metric([self._pool, "spare"], led.spare)
         leases.add_metric([self._pool, "others"], view.others)
         yield leases
         yield _gauge(

@@ -53,6 +53,11 @@ local function pairs_of(text)
   for p, c in string.gmatch(text, '(-?%d+):(%d+)') do out[#out + 1] = {tonumber(p), tonumber(c)} end
   return out
 end
+local function fields(key)
+  local raw, out = redis.call('HGETALL', key), {}
+  for i = 1, #raw, 2 do out[raw[i]] = raw[i + 1] end
+  return out
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -62,19 +67,22 @@ end
 if #dead > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
 local me = ARGV[1]
 local held = tonumber(ARGV[2])
-local before = tonumber(redis.call('HGET', KEYS[2], me) or '0')
 local cap = tonumber(ARGV[4])
-local others = 0
-local all = redis.call('HGETALL', KEYS[2])
-for i = 1, #all, 2 do
-  if all[i] ~= me then others = others + tonumber(all[i + 1]) end
+-- one read of each hash; writes only where something changed
+local held_all, demand_all = fields(KEYS[2]), fields(KEYS[5])
+local bands_all, blocked_all = fields(KEYS[6]), fields(KEYS[4])
+local before = tonumber(held_all[me] or '0')
+local others, live = 0, 0
+for m, n in pairs(held_all) do
+  live = live + 1
+  if m ~= me then others = others + tonumber(n) end
 end
+if held_all[me] == nil then live = live + 1 end
 -- what the others wait for, by band: room for a higher band is not granted to a lower one
 local waiting, waited_before = {}, 0
-local demand = redis.call('HGETALL', KEYS[5])
-for i = 1, #demand, 2 do
-  for _, pc in ipairs(pairs_of(demand[i + 1])) do
-    if demand[i] == me then
+for m, text in pairs(demand_all) do
+  for _, pc in ipairs(pairs_of(text)) do
+    if m == me then
       waited_before = waited_before + pc[2]
     else
       waiting[pc[1]] = (waiting[pc[1]] or 0) + pc[2]
@@ -97,24 +105,28 @@ for _, pc in ipairs(wants) do
   granted = granted + k
   by_band[#by_band + 1] = pc[1] .. ':' .. k
 end
-redis.call('HSET', KEYS[2], me, held + granted)
+if held_all[me] == nil or held + granted ~= before then
+  redis.call('HSET', KEYS[2], me, held + granted)
+end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), me)
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], me, ARGV[6]) end
-if ARGV[7] == '1' then
+local blocked = 0
+for m in pairs(blocked_all) do if m ~= me then blocked = blocked + 1 end end
+if ARGV[7] == '1' and blocked_all[me] == nil then
   -- newly held back: members keeping releases for their next call send them now
-  if redis.call('HSET', KEYS[4], me, 1) == 1 then
-    redis.call('PUBLISH', ARGV[8], 'blocked:' .. me)
-  end
-else
+  redis.call('HSET', KEYS[4], me, 1)
+  redis.call('PUBLISH', ARGV[8], 'blocked:' .. me)
+elseif ARGV[7] ~= '1' and blocked_all[me] ~= nil then
   redis.call('HDEL', KEYS[4], me)
 end
 local waits_now = 0
 for _, pc in ipairs(pairs_of(ARGV[9])) do waits_now = waits_now + pc[2] end
-local function keep(key, value)
+local function keep(key, stored, value)
+  if value == (stored or '') then return end
   if value ~= '' then redis.call('HSET', key, me, value) else redis.call('HDEL', key, me) end
 end
-keep(KEYS[5], ARGV[9])
-keep(KEYS[6], ARGV[10])
+keep(KEYS[5], demand_all[me], ARGV[9])
+keep(KEYS[6], bands_all[me], ARGV[10])
 -- eviction orders to other members: merged with any they have not read yet, then told
 for m, below, n in string.gmatch(ARGV[11], '([^|;]+)|(-?%d+)|(%d+)') do
   local old = redis.call('HGET', KEYS[7], m)
@@ -130,22 +142,18 @@ local mine = redis.call('HGET', KEYS[7], me) or ''
 if mine ~= '' then redis.call('HDEL', KEYS[7], me) end
 -- the others' running requests in bands below 0: where an eviction order can go
 local victims = {}
-local bands = redis.call('HGETALL', KEYS[6])
-for i = 1, #bands, 2 do
-  if bands[i] ~= me then
-    for _, pc in ipairs(pairs_of(bands[i + 1])) do
-      if pc[1] < 0 and pc[2] > 0 then
-        victims[#victims + 1] = bands[i] .. '|' .. pc[1] .. '|' .. pc[2]
-      end
+for m, text in pairs(bands_all) do
+  if m ~= me then
+    for _, pc in ipairs(pairs_of(text)) do
+      if pc[1] < 0 and pc[2] > 0 then victims[#victims + 1] = m .. '|' .. pc[1] .. '|' .. pc[2] end
     end
   end
 end
-local freed = held < before or #dead > 0 or waits_now < waited_before
-local blocked = redis.call('HLEN', KEYS[4]) - (ARGV[7] == '1' and 1 or 0)
+local freed = held + granted < before or #dead > 0 or waits_now < waited_before
 if freed and blocked > 0 then redis.call('PUBLISH', ARGV[8], me) end
 local waiting_text = {}
 for q, c in pairs(waiting) do waiting_text[#waiting_text + 1] = q .. ':' .. c end
-return {granted, others, redis.call('ZCARD', KEYS[1]), blocked, table.concat(by_band, ','),
+return {granted, others, live, blocked, table.concat(by_band, ','),
   table.concat(waiting_text, ','), table.concat(victims, ';'), mine}
 """
 

@@ -22,7 +22,7 @@ def test_the_state_as_scraped() -> None:
     )
     registry = CollectorRegistry()
     registry.register(LedgerCollector(ledger, "p"))
-    ledger.held, ledger.calls = 3, 7
+    ledger.held, ledger.spare, ledger.calls = 3, 2, 7
     ledger.view = LedgerView(others=5, live=2)
 
     def value(name: str, **labels: str) -> float | None:
@@ -32,6 +32,7 @@ def test_the_state_as_scraped() -> None:
     assert value("sluiceway_router_ledger_replicas") == 2.0
     assert value("sluiceway_router_ledger_leases", holder="self") == 3.0
     assert value("sluiceway_router_ledger_leases", holder="others") == 5.0
+    assert value("sluiceway_router_ledger_leases", holder="spare") == 2.0
     assert value("sluiceway_router_ledger_calls_total") == 7.0
     ledger.view = ledger.view.lost(0.0, 3.0)
     assert value("sluiceway_router_ledger_connected") == 0.0
