@@ -11,13 +11,14 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-from e2e_rig import OBJECTIVE, REQUEST_ID
+from e2e_rig import OBJECTIVE, REQUEST_ID, SimLog
 
 import sluiceway
 from sluiceway.sim import SimConfig
@@ -118,3 +119,17 @@ async def spread(http: aiohttp.ClientSession, reps: Sequence[Replica], count: in
     """``count`` requests at once, round-robin over ``reps``."""
     calls = [complete(http, reps[i % len(reps)]) for i in range(count)]
     return list(await asyncio.gather(*calls))
+
+
+def running(log: SimLog) -> int:
+    """Requests running on the simulator now."""
+    return sum(delta for _, delta, _, _ in log.events)
+
+
+async def until(check: object, within: float = 20.0) -> None:
+    """Wait until ``check()`` holds (polled: the processes under test give no event)."""
+    assert callable(check)
+    end = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < end, "condition not reached"
+        await asyncio.sleep(0.02)

@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from e2e_rig import SimLog
-from replica_rig import SIM, C, Replica, complete, replicas, spread
+from replica_rig import SIM, C, Replica, complete, replicas, running, spread, until
 
 from restartable_redis import restartable_redis
 from sluiceway.localservices import RedisServer
@@ -50,7 +50,7 @@ async def test_a_killed_replica_frees_its_capacity_within_its_lease(
             aiohttp.ClientSession() as http,
         ):
             long = [asyncio.create_task(complete(http, a, 500, stream=True)) for _ in range(C)]
-            await _until(lambda: log.peak() == C and _running(log) == C)
+            await until(lambda: log.peak() == C and running(log) == C)
             await _until_metric(http, b, 'sluiceway_router_ledger_leases{holder="others"', C)
             a.kill()
             killed = time.monotonic()
@@ -112,18 +112,6 @@ async def _client(
     while not stop.is_set():
         status = await complete(http, rep)
         done.append((time.monotonic(), status))
-
-
-def _running(log: SimLog) -> int:
-    return sum(delta for _, delta, _, _ in log.events)
-
-
-async def _until(check: object, within: float = 20.0) -> None:
-    assert callable(check)
-    end = time.monotonic() + within
-    while not check():
-        assert time.monotonic() < end, "condition not reached"
-        await asyncio.sleep(0.02)
 
 
 async def _until_metric(

@@ -10,7 +10,7 @@ import time
 import aiohttp
 import pytest
 from e2e_rig import SimLog
-from replica_rig import SIM, C, complete, replicas
+from replica_rig import SIM, C, complete, replicas, running, until
 
 from sluiceway.localservices import RedisServer
 from sluiceway.sim import running_simulator
@@ -33,18 +33,18 @@ async def test_band_100_on_one_replica_evicts_band_minus_10_on_another(
             replicas(2, sim.urls[0], redis_server.url) as (a, b),
             aiohttp.ClientSession() as http,
         ):
-            running = [
+            streams = [
                 asyncio.create_task(complete(http, a, 500, stream=True, objective=LOW))
                 for _ in range(C)
             ]
-            await _until(lambda: _running(log) == C)
+            await until(lambda: running(log) == C)
             queued = [asyncio.create_task(complete(http, a, objective=LOW)) for _ in range(5)]
             await asyncio.sleep(0.3)  # they wait on A
             sent = time.monotonic()
             high = await asyncio.gather(*(complete(http, b, objective=HIGH) for _ in range(5)))
             started = log.starts(objective=HIGH)
             await asyncio.gather(*queued)
-            for task in running:
+            for task in streams:
                 task.cancel()
     assert high == [200] * 5
     assert len(started) == 5
@@ -52,15 +52,3 @@ async def test_band_100_on_one_replica_evicts_band_minus_10_on_another(
     low_while_waiting = [t for t in log.starts(objective=LOW) if sent < t <= max(started)]
     assert low_while_waiting == []
     assert log.peak() <= C
-
-
-def _running(log: SimLog) -> int:
-    return sum(delta for _, delta, _, _ in log.events)
-
-
-async def _until(check: object, within: float = 20.0) -> None:
-    assert callable(check)
-    end = time.monotonic() + within
-    while not check():
-        assert time.monotonic() < end, "condition not reached"
-        await asyncio.sleep(0.02)
