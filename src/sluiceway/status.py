@@ -211,7 +211,8 @@ def status(
         str | None,
         Opt(
             "--ledger",
-            help="redis:// URL of the replica sets, when not the broker's (the routers' --ledger).",
+            help="redis:// URL of the replica sets (default: the broker's Redis; the routers' "
+            "--ledger).",
             show_default=False,
         ),
     ] = None,

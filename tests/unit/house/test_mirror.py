@@ -55,6 +55,7 @@ NAMED = {
     "bench/isolation/runner.py": "integration/bench/test_isolation_quick.py",
     "bench/isolation/sampler.py": "integration/bench/test_isolation_quick.py",
     "bench/isolation/stack.py": "integration/bench/test_isolation_quick.py",
+    "bench/isolation/replicas.py": "integration/bench/test_isolation_quick.py",  # N=2, M=2
     # broker
     "broker/__init__.py": "integration/broker/test_broker_options.py",  # the transport registry
     "broker/redis.py": "test_redis_broker.py",

@@ -19,7 +19,8 @@ Python API::
     write_report(report, Path("out"))        # report.json and summary.html
 
 ``run_isolation_async`` does the same inside a running event loop. Modules: ``plan`` (options,
-stage durations), ``modes``, ``stack`` (the system in process), ``load`` (the two clients),
+stage durations), ``modes``, ``stack`` (the system in process), ``replicas`` (the system scaled
+out: router processes sharing a ledger, several processors), ``load`` (the two clients),
 ``sampler`` (pool, bands, attempts, loop lag), ``records`` / ``tolerances`` / ``checks`` /
 ``figures`` / ``fates`` / ``waste`` (the pure analysis), ``lifecycle``, ``inference_perf``,
 ``inference_perf_results`` and ``sample_command`` (the external client: its configs and script,
