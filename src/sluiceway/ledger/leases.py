@@ -133,6 +133,7 @@ class LeaseLedger:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
         self._blocked = False
         self._others_blocked = 0  # as the last call saw it
         self._kept = False  # releases not told yet
@@ -277,6 +278,11 @@ class LeaseLedger:
         return scaled / self._scale
 
     async def _run(self) -> None:
+        # subscribed first: a message published before would be lost (bounded only by the
+        # renewal) - e.g. another replica saying it is held back while this one keeps spares
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._real(self._renew_every)):
+                await self._subscribed.wait()
         while True:
             await self.sync_once()
             await self._next_turn()
@@ -335,6 +341,7 @@ class LeaseLedger:
             pubsub = self.replicas.redis.pubsub()
             try:
                 await pubsub.subscribe(self.replicas.channel)
+                self._subscribed.set()
                 async for message in pubsub.listen():
                     data = message.get("data")
                     if message.get("type") != "message" or data == self.member:
