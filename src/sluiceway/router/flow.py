@@ -329,6 +329,7 @@ class RouterFlow:
             self.pool.acquire(member, ex.tokens)
             ex.member, ex.dispatched_at = member, time.perf_counter()
             if self.ledger is not None:
+                ex.band = done.band  # the lease's band, also when cut before its handler runs
                 ex.lease = self.ledger.leases.acquire(done.band)
 
     def _evict(self, request_id: str) -> None:
