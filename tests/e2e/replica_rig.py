@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-from e2e_rig import OBJECTIVE, REQUEST_ID, SimLog
+from e2e_rig import FAIRNESS, OBJECTIVE, REQUEST_ID, SimLog
 
 import sluiceway
 from sluiceway.sim import SimConfig
@@ -31,7 +31,7 @@ SIM = SimConfig(
     max_num_seqs=64,
     time_to_first_token=0.05,
     inter_token_latency=0.02,
-    label_headers=(REQUEST_ID, OBJECTIVE),
+    label_headers=(REQUEST_ID, OBJECTIVE, FAIRNESS),
 )
 
 
@@ -101,14 +101,15 @@ async def complete(
     *,
     stream: bool = False,
     objective: str = "reserved-batch",
+    tenant: str | None = None,
 ) -> int:
     """One completion through ``rep`` at ``objective`` (a band of the guide's: 30 by
-    default); its status (a cut connection counts as 0)."""
+    default), for ``tenant`` (its fairness id) if named; its status (a cut connection counts
+    as 0)."""
     body = {"model": "sim-model", "prompt": "hi", "max_tokens": max_tokens, "stream": stream}
+    headers = {OBJECTIVE: objective} | ({} if tenant is None else {FAIRNESS: tenant})
     try:
-        async with http.post(
-            rep.url + "/v1/completions", json=body, headers={OBJECTIVE: objective}
-        ) as resp:
+        async with http.post(rep.url + "/v1/completions", json=body, headers=headers) as resp:
             await resp.read()
             return resp.status
     except (aiohttp.ClientError, OSError):

@@ -15,9 +15,10 @@ __all__ = ["Band"]
 
 class Band:
     """Counters are exact: ``queued`` / ``bytes`` over queued items, ``inflight`` over
-    dispatched-but-unfinished ones. ``static`` bands are never removed."""
+    dispatched-but-unfinished ones, ``charge`` the fairness charge of those (token-fair's
+    weighted tokens; 0 for the other policies). ``static`` bands are never removed."""
 
-    __slots__ = ("bytes", "flows", "inflight", "queue", "queued", "settings", "static")
+    __slots__ = ("bytes", "charge", "flows", "inflight", "queue", "queued", "settings", "static")
 
     def __init__(self, settings: BandSettings, *, static: bool) -> None:
         self.settings = settings
@@ -27,6 +28,7 @@ class Band:
         self.queued = 0
         self.bytes = 0
         self.inflight = 0
+        self.charge = 0.0
 
     @property
     def priority(self) -> int:

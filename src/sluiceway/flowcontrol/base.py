@@ -244,7 +244,9 @@ class CapacityView:
     more dispatched request adds (per request / per token); the loop adds it after each dispatch
     so a cycle can dispatch many without overshooting (docs/design-rules.md rule 21).
     ``waiting_elsewhere``: (priority, requests) other router replicas of the pool wait for: a
-    band leaves room for what waits elsewhere in higher bands (docs/flow-control.md).
+    band leaves room for what waits elsewhere in higher bands (docs/flow-control.md);
+    ``fair_reserve``: (priority, requests) waiting elsewhere in that same band for tenants this
+    replica already serves more than its share of: room left to them too.
     """
 
     saturation: float
@@ -253,10 +255,18 @@ class CapacityView:
     token_cost: float = 0.0
     stages: tuple[tuple[str, float], ...] = field(default=())
     waiting_elsewhere: tuple[tuple[int, int], ...] = field(default=())
+    fair_reserve: tuple[tuple[int, int], ...] = field(default=())
+
+    @property
+    def elsewhere(self) -> bool:
+        """Whether other replicas' demand lowers this replica's ceilings."""
+        return bool(self.waiting_elsewhere or self.fair_reserve)
 
     def reserved_above(self, priority: int) -> float:
-        """The saturation requests waiting elsewhere in bands above ``priority`` need."""
+        """The saturation needed by requests waiting elsewhere in bands above ``priority``,
+        and in ``priority`` itself where this replica has had its fair share."""
         waiting = sum(n for p, n in self.waiting_elsewhere if p > priority)
+        waiting += sum(n for p, n in self.fair_reserve if p == priority)
         return waiting * self.request_cost
 
     def cost(self, tokens: int) -> float:

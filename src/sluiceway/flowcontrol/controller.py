@@ -138,7 +138,7 @@ class FlowController:
         self._expiry.compact(self.totals.queued)
         view = LimitInput(now, capacity.saturation, self._bands, capacity.request_cost)
         ceilings = _well_formed(self.settings.usage_limit.ceilings(view), len(self._bands))
-        if capacity.waiting_elsewhere:
+        if capacity.elsewhere:
             ceilings = [
                 min(c, 1.0 - capacity.reserved_above(b.priority))
                 for c, b in zip(ceilings, self._bands, strict=True)
@@ -286,7 +286,9 @@ class FlowController:
         item.dispatch_time = now
         self._unqueue_counters(item)
         item.flow.inflight += 1
-        self._band_of(item).inflight += 1
+        band = self._band_of(item)
+        band.inflight += 1
+        band.charge += item.charged
         self.totals.inflight += 1
         if self.settings.eviction.enabled:
             self.evictor.track(item)
@@ -305,7 +307,9 @@ class FlowController:
         item.state = ItemState.DONE
         del self._items[item.request.request_id]
         item.flow.inflight -= 1
-        self._band_of(item).inflight -= 1
+        band = self._band_of(item)
+        band.inflight -= 1
+        band.charge = band.charge - item.charged if band.inflight else 0.0
         self.totals.inflight -= 1
         if item.flow.idle:
             item.flow.idle_since = now

@@ -7,7 +7,8 @@ Files:
 - ``leases``: the router's client of it (batched, renewed, a local share while Redis is away);
   ``waiters``: the requests waiting for a lease, by band; ``share``: the pure arithmetic
   between a capacity view and the ledger; ``remote_eviction``: which other replicas to ask for
-  evictions; ``metrics``: its state as metrics;
+  evictions; ``fair_share``: which other replicas' tenants a band leaves room for;
+  ``metrics``: its state as metrics;
 - ``membership``: the processor's client (its in-flight count, and the live processors of a
   pool its gates split their targets by).
 """

@@ -18,7 +18,8 @@ Each call also states what this replica holds and waits for, by band (``demand``
 the router at send time), so the others reserve room for its higher bands and can send it
 eviction orders for its requests below 0; orders this replica gives go with its next call, and
 one addressed to it comes back with its next call (``on_evict``), woken at once by the
-channel.
+channel. It also states, per band it waits in, its usage and tenants (``fair``), and keeps the
+others' (:attr:`LeaseLedger.others_demand`) for sharing a band between tenants.
 
 A replica whose queue is held back while others hold room says so (:attr:`LeaseLedger.blocked`
 goes with its next call); a call of another replica that frees room then publishes on the
@@ -49,7 +50,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,7 @@ from redis.exceptions import RedisError
 
 from sluiceway.clock import Clock
 from sluiceway.errors import ConfigError
+from sluiceway.ledger.fair_share import BandDemand
 from sluiceway.ledger.replicas import (
     UNBOUNDED,
     EvictionOrder,
@@ -110,6 +112,7 @@ class LeaseLedger:
         role: str = "router",
         demand: Callable[[], Mapping[int, int]] = dict,
         on_evict: Callable[[EvictionOrder], None] = lambda order: None,
+        fair: Callable[[], Sequence[BandDemand]] = tuple,
     ) -> None:
         self.replicas = replicas
         self.member = member
@@ -120,12 +123,14 @@ class LeaseLedger:
         self.cap = UNBOUNDED
         self.view = LedgerView()
         self.others_waiting: Mapping[int, int] = {}
+        self.others_demand: tuple[BandDemand, ...] = ()
         self.victims: tuple[Victims, ...] = ()
         self.calls = 0
         self._clock = clock
         self._scale = float(getattr(clock, "scale", 1.0))
         self._on_change = on_change
         self._demand = demand
+        self._fair = fair
         self._on_evict = on_evict
         self._orders: list[EvictionOrder] = []
         self._sent_bands: frozenset[int] = frozenset()
@@ -221,6 +226,7 @@ class LeaseLedger:
         on_change: Callable[[], None] = lambda: None,
         demand: Callable[[], Mapping[int, int]] = dict,
         on_evict: Callable[[EvictionOrder], None] = lambda order: None,
+        fair: Callable[[], Sequence[BandDemand]] = tuple,
     ) -> LeaseLedger:
         """A ledger on its own Redis client (closed with it), named a new member of ``group``."""
         from sluiceway.broker.redis_connect import connect_redis
@@ -234,6 +240,7 @@ class LeaseLedger:
             on_change=on_change,
             demand=demand,
             on_evict=on_evict,
+            fair=fair,
         )
         ledger._owns_client = True
         return ledger
@@ -323,6 +330,7 @@ class LeaseLedger:
                     waiting=demand,
                     bands=self.bands,
                     orders=orders,
+                    demands=self._fair(),
                 )
         except (RedisError, OSError, TimeoutError) as exc:
             self._unreachable(exc)
@@ -367,6 +375,7 @@ class LeaseLedger:
         if sum(given.values()) + spares < result.granted:
             self._wake.set()
         self.others_waiting = result.waiting
+        self.others_demand = result.demands
         self.victims = result.victims
         if result.order is not None:
             self._on_evict(result.order)

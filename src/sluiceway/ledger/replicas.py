@@ -14,7 +14,9 @@ one Redis Cluster slot:
   member waits for in a higher band is granted to nobody in a lower one;
 * ``...:bands`` hash: member -> what it holds, by band: where eviction orders can go;
 * ``...:orders`` hash: member -> eviction orders not yet read (``below:count``); the writer
-  publishes ``evict:MEMBER`` on the channel and the member reads them with its next call.
+  publishes ``evict:MEMBER`` on the channel and the member reads them with its next call;
+* ``...:tenants`` hash: member -> its waiting demand per band with its usage there and the
+  tenants it serves (:mod:`~sluiceway.ledger.fair_share`): how replicas share a band fairly.
 
 :meth:`ReplicaSet.sync` is the one write. A member states what it holds now (an absolute
 number, never a delta: a repeated, reordered or late call cannot corrupt the count, and after a
@@ -32,6 +34,8 @@ import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
+
+from sluiceway.ledger.fair_share import BandDemand, decode, encode
 
 __all__ = [
     "UNBOUNDED",
@@ -62,7 +66,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 for _, m in ipairs(dead) do
-  for k = 2, 7 do redis.call('HDEL', KEYS[k], m) end
+  for k = 2, 8 do redis.call('HDEL', KEYS[k], m) end
 end
 if #dead > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
 local me = ARGV[1]
@@ -71,6 +75,7 @@ local cap = tonumber(ARGV[4])
 -- one read of each hash; writes only where something changed
 local held_all, demand_all = fields(KEYS[2]), fields(KEYS[5])
 local bands_all, blocked_all = fields(KEYS[6]), fields(KEYS[4])
+local tenants_all = fields(KEYS[8])
 local before = tonumber(held_all[me] or '0')
 local others, live = 0, 0
 for m, n in pairs(held_all) do
@@ -127,6 +132,11 @@ local function keep(key, stored, value)
 end
 keep(KEYS[5], demand_all[me], ARGV[9])
 keep(KEYS[6], bands_all[me], ARGV[10])
+keep(KEYS[8], tenants_all[me], ARGV[12])
+local fair = {}
+for m, text in pairs(tenants_all) do
+  if m ~= me and text ~= '' then fair[#fair + 1] = text end
+end
 -- eviction orders to other members: merged with any they have not read yet, then told
 for m, below, n in string.gmatch(ARGV[11], '([^|;]+)|(-?%d+)|(%d+)') do
   local old = redis.call('HGET', KEYS[7], m)
@@ -154,12 +164,12 @@ if freed and blocked > 0 then redis.call('PUBLISH', ARGV[8], me) end
 local waiting_text = {}
 for q, c in pairs(waiting) do waiting_text[#waiting_text + 1] = q .. ':' .. c end
 return {granted, others, live, blocked, table.concat(by_band, ','),
-  table.concat(waiting_text, ','), table.concat(victims, ';'), mine}
+  table.concat(waiting_text, ','), table.concat(victims, ';'), mine, table.concat(fair, ';')}
 """
 
 _LEAVE = """
 redis.call('ZREM', KEYS[1], ARGV[1])
-for k = 2, 7 do redis.call('HDEL', KEYS[k], ARGV[1]) end
+for k = 2, 8 do redis.call('HDEL', KEYS[k], ARGV[1]) end
 if redis.call('HLEN', KEYS[4]) > 0 then redis.call('PUBLISH', ARGV[2], ARGV[1]) end
 return 1
 """
@@ -171,12 +181,12 @@ def replica_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-_KEYS = ("expiry", "held", "info", "blocked", "waiting", "bands", "orders")
+_KEYS = ("expiry", "held", "info", "blocked", "waiting", "bands", "orders", "tenants")
 
 
 def group_keys(group: str) -> tuple[str, ...]:
-    """The keys of ``group`` (expiry, held, info, blocked, waiting, bands, orders), in one hash
-    slot."""
+    """The keys of ``group`` (expiry, held, info, blocked, waiting, bands, orders, tenants),
+    in one hash slot."""
     base = f"sluiceway:replicas:{{{group}}}"
     return tuple(f"{base}:{name}" for name in _KEYS)
 
@@ -211,7 +221,8 @@ class SyncResult:
     ``others``: what the other live members hold; ``live``: live members, this one included;
     ``waiting``: what the other members wait for, by band; ``victims``: their running
     requests in bands below 0; ``order``: an eviction order for this member, if one came;
-    ``blocked``: other members holding demand back (they want to hear of freed room)."""
+    ``blocked``: other members holding demand back (they want to hear of freed room);
+    ``demands``: their waiting demand per band, with usage and tenants."""
 
     granted: int
     others: int
@@ -221,6 +232,7 @@ class SyncResult:
     waiting: Mapping[int, int] = field(default_factory=dict)
     victims: tuple[Victims, ...] = ()
     order: EvictionOrder | None = None
+    demands: tuple[BandDemand, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +270,7 @@ class ReplicaSet:
         waiting: Mapping[int, int] | None = None,
         bands: Mapping[int, int] | None = None,
         orders: Sequence[EvictionOrder] = (),
+        demands: Sequence[BandDemand] = (),
     ) -> SyncResult:
         """Renew ``member`` for ``ttl`` seconds holding ``held``, grant up to ``want`` more (a
         number, or a number per band: higher bands first, and never room the others wait
@@ -265,14 +278,16 @@ class ReplicaSet:
 
         ``blocked``: the member holds demand back for want of room (it is told on
         :attr:`channel` when room frees); ``waiting``: what it waits for, by band; ``bands``:
-        what it holds, by band; ``orders``: evictions it asks of other members."""
+        what it holds, by band; ``orders``: evictions it asks of other members; ``demands``:
+        its waiting demand per band with usage and tenants (for fairness between members)."""
         wants = want if isinstance(want, Mapping) else ({0: want} if want else {})
         args: list[str | int] = [member, held, _pairs(wants), cap, max(1, round(ttl * 1000))]
         args.append("" if info is None else json.dumps(dict(info), sort_keys=True))
         args += ["1" if blocked else "0", self.channel, _pairs(waiting), _pairs(bands)]
         args.append(";".join(f"{o.member}|{o.below}|{o.count}" for o in orders if o.count > 0))
+        args.append(encode(demands))
         reply = await self._sync(keys=list(self.keys), args=args)
-        granted, others, live, blocked, by_band, waits, victims, mine = reply
+        granted, others, live, blocked, by_band, waits, victims, mine, fair = reply
         order = None
         if mine:
             below, count = (int(x) for x in str(mine).split(":"))
@@ -286,6 +301,7 @@ class ReplicaSet:
             _parse(waits),
             tuple(_victims(victims)),
             order,
+            decode(str(fair or "")),
         )
 
     async def leave(self, member: str) -> None:

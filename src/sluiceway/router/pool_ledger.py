@@ -6,6 +6,9 @@
 * each cycle's view adds the requests the other replicas hold beyond what the readings show,
   and what they wait for in higher bands (:mod:`sluiceway.ledger.share`), and sets the pool-wide
   cap the ledger grants within;
+* tenants inside a band are shared between replicas (:mod:`sluiceway.ledger.fair_share`):
+  each call states this replica's usage and tenants per band it queues in, and each cycle
+  leaves the room to replicas whose tenants have had less;
 * after each cycle it tells the ledger whether this replica holds demand back and in which
   bands it waits, and, when its highest waiting band is held back with no victim of its own,
   orders evictions from the replicas running requests below 0
@@ -17,12 +20,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from prometheus_client import CollectorRegistry
 
 from sluiceway.clock import Clock
+from sluiceway.flowcontrol.bands import Band
 from sluiceway.flowcontrol.base import CapacityView, EndpointSnapshot
 from sluiceway.flowcontrol.controller import Cycle, FlowController
+from sluiceway.flowcontrol.fairness import GlobalStrict, TokenFair
+from sluiceway.ledger.fair_share import BandDemand, fair_reserve, tenant_tag
 from sluiceway.ledger.leases import LeaseLedger, LedgerSettings
 from sluiceway.ledger.metrics import LedgerCollector
 from sluiceway.ledger.remote_eviction import RemoteEviction
@@ -56,6 +63,7 @@ class PoolLedger:
             on_change=kick,
             demand=self._queued,
             on_evict=self._ordered,
+            fair=self._fair,
         )
         registry.register(LedgerCollector(self.leases, pool))
 
@@ -69,13 +77,10 @@ class PoolLedger:
         leases.cap = pool_cap(view, own, measured, leases.view, now)
         if leases.others_waiting and leases.view.connected:
             waiting = tuple(sorted(leases.others_waiting.items()))
-            view = CapacityView(
-                view.saturation,
-                view.pool_empty,
-                view.request_cost,
-                view.token_cost,
-                view.stages,
-                waiting,
+            mine = {d.band: d for d in self._fair()}
+            reserve = fair_reserve(mine, leases.others_demand) if mine else {}
+            view = replace(
+                view, waiting_elsewhere=waiting, fair_reserve=tuple(sorted(reserve.items()))
             )
         return view
 
@@ -97,6 +102,24 @@ class PoolLedger:
     def _queued(self) -> dict[int, int]:
         return {b.priority: b.queued for b in self.controller.bands if b.queued}
 
+    def _fair(self) -> list[BandDemand]:
+        """This replica's demand per band, as fairness between replicas reads it."""
+        return [_demand(b) for b in self.controller.bands if b.queued and _shared(b)]
+
     def _ordered(self, order: EvictionOrder) -> None:
         for request_id in self.controller.evict_for(order.count, order.below, self._clock.now()):
             self._evict(request_id)
+
+
+def _shared(band: Band) -> bool:
+    """Fairness between tenants applies across replicas (global-strict has none)."""
+    return not isinstance(band.settings.fairness, GlobalStrict)
+
+
+def _demand(band: Band) -> BandDemand:
+    tenants = tuple(tenant_tag(fid) for fid, f in band.flows.items() if f.queued)
+    if isinstance(band.settings.fairness, TokenFair) and band.inflight:
+        usage, unit = band.charge, band.charge / band.inflight
+    else:
+        usage, unit = float(band.inflight), 1.0
+    return BandDemand(band.priority, usage, band.queued, tenants, unit)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
+from sluiceway.ledger.fair_share import BandDemand
 from sluiceway.ledger.replicas import EvictionOrder, ReplicaSet, group_keys
 from sluiceway.localservices import RedisServer
 
@@ -129,3 +130,17 @@ async def test_eviction_orders_reach_their_member_once(redis: aioredis.Redis) ->
     again = await pool.sync("a", 3, ttl=5, bands={-10: 1, -5: 2})
     assert again.order is None
     await pubsub.aclose()
+
+
+async def test_members_see_each_others_band_demand_and_not_their_own(
+    redis: aioredis.Redis,
+) -> None:
+    pool = ReplicaSet(redis, "router/p")
+    a_demand = BandDemand(30, 6.0, 4, ("aaaa0001",))
+    await pool.sync("a", 6, cap=10, ttl=5, demands=[a_demand, BandDemand(0, 0.0, 0, ())])
+    b = await pool.sync("b", 2, cap=10, ttl=5, demands=[BandDemand(30, 2.0, 3, ("bbbb0002",))])
+    assert b.demands == (a_demand,)  # a band with nothing waiting is not stated
+    a = await pool.sync("a", 6, cap=10, ttl=5, demands=[a_demand])
+    assert a.demands == (BandDemand(30, 2.0, 3, ("bbbb0002",)),)
+    await pool.leave("b")  # gone with its member
+    assert (await pool.sync("a", 6, cap=10, ttl=5, demands=[a_demand])).demands == ()

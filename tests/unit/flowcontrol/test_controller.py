@@ -15,6 +15,7 @@ from sluiceway.flowcontrol import (
     Request,
 )
 from sluiceway.flowcontrol.base import ItemState
+from sluiceway.flowcontrol.fairness import TokenFair
 
 OPEN = CapacityView(0.0, request_cost=0.0)
 CLOSED = CapacityView(1.0, request_cost=0.1)
@@ -319,3 +320,30 @@ def test_room_waited_for_elsewhere_in_a_higher_band_is_left_free() -> None:
     assert view.reserved_above(-10) == pytest.approx(0.4)
     again = fc.next_dispatches(2.0, CapacityView(0.4, request_cost=0.1))
     assert len(again.dispatched) == 6  # nothing waits elsewhere: all the room is used
+
+
+def test_room_owed_to_tenants_elsewhere_in_the_same_band_is_left_free() -> None:
+    fc = make(bands=(BandSettings(30), BandSettings(-10)))
+    for i in range(5):
+        fc.add(req(f"mid{i}", 30), 0.0)
+        fc.add(req(f"low{i}", -10), 0.0)
+    # 10 slots, 6 used; this replica's tenants had their share of band 30: it leaves the 2
+    # requests of the poorer replica room, and takes the other 2
+    view = CapacityView(0.6, request_cost=0.1, fair_reserve=((30, 2),))
+    assert view.elsewhere and view.reserved_above(30) == pytest.approx(0.2)
+    assert view.reserved_above(-10) == 0.0  # fairness inside band 30 only
+    assert ids(fc.next_dispatches(1.0, view)) == ["mid0", "mid1"]
+
+
+def test_a_band_counts_the_fairness_charge_in_flight() -> None:
+    fc = make(bands=(BandSettings(0, fairness=TokenFair()),))
+    for i in range(3):
+        fc.add(req(f"r{i}", prompt_tokens=100, max_tokens=50), 0.0)
+    fc.next_dispatches(0.0, OPEN)
+    band = fc.band(0)
+    assert band is not None and band.charge == pytest.approx(3 * (100 + 2 * 50))
+    fc.on_finished("r0", 1.0)
+    assert band.charge == pytest.approx(2 * 200)
+    fc.on_finished("r1", 1.0)
+    fc.on_finished("r2", 1.0)
+    assert band.charge == 0.0

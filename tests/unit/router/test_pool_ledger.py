@@ -19,6 +19,8 @@ from sluiceway.flowcontrol import (
 )
 from sluiceway.flowcontrol.base import EndpointSnapshot, Finalized, Outcome
 from sluiceway.flowcontrol.configure import configure
+from sluiceway.flowcontrol.fairness import RoundRobin
+from sluiceway.ledger.fair_share import BandDemand, tenant_tag
 from sluiceway.ledger.leases import LedgerSettings
 from sluiceway.ledger.replicas import EvictionOrder, Victims
 from sluiceway.ledger.share import LedgerView
@@ -111,3 +113,22 @@ async def test_a_request_cut_between_dispatch_and_its_handler_gives_its_lease_ba
         assert leases.waiting == 0 and leases.held == 0 and ex.lease is None
         assert leases.bands[-10] == 0  # no phantom victim left for the other replicas
         assert ex.member is None
+
+
+async def test_a_replica_ahead_of_another_in_a_band_leaves_it_room() -> None:
+    shared = BandSettings(30, fairness=RoundRobin())
+    fc = FlowController(FlowControlSettings(bands=(shared, BandSettings(0))))
+    pl = pool_ledger(fc, [])
+    for i in range(8):
+        fc.add(Request(f"a{i}", "team-a", 30), 0.0)
+        fc.add(Request(f"s{i}", "strict", 0), 0.0)
+    fc.next_dispatches(0.0, CapacityView(0.0, request_cost=0.1, stages=()), limit=6)
+    assert pl._fair() == [BandDemand(30, 6.0, 2, (tenant_tag("team-a"),))]  # band 0: strict
+    pl.leases.view = LedgerView(others=2, live=2)
+    pl.leases.others_waiting = {30: 3}
+    pl.leases.others_demand = (BandDemand(30, 2.0, 3, (tenant_tag("team-b"),)),)
+    view = pl.view(CapacityView(0.8, request_cost=0.1), 6, [], 0.0)
+    assert view.fair_reserve == ((30, 3),)
+    # when the other replica has caught up, nothing is owed
+    pl.leases.others_demand = (BandDemand(30, 6.0, 3, (tenant_tag("team-b"),)),)
+    assert pl.view(CapacityView(0.8, request_cost=0.1), 6, [], 0.0).fair_reserve == ()
