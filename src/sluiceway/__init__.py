@@ -23,7 +23,8 @@ Packages: ``wire`` (the contracts with the outside world), ``config`` (configura
 and results live), ``gates`` (admission at queue and pool), ``signals`` (metric sources),
 ``flowcontrol`` (the router's flow controller), ``ledger`` (state several replicas of one pool
 share in Redis: membership, capacity leases), ``processor`` (the async processor), ``router``
-(the OpenAI-compatible gateway), ``coordinator`` (the HTTP front door), ``sim`` (a vLLM-like
+(the OpenAI-compatible gateway), ``coordinator`` (the HTTP front door), ``batch`` (the
+OpenAI Batch API over the coordinator's queues), ``sim`` (a vLLM-like
 simulated model server), ``demo`` (``sluiceway demo``) and ``bench`` (benchmark harnesses
 shipped to users).
 """

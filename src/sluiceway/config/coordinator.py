@@ -15,8 +15,9 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field, field_validator, model_validator
 
 from sluiceway.config.params import Duration, FlexFloat, FlexInt
+from sluiceway.config.redis_address import parse_redis_address
 from sluiceway.config.strict import Loaded, StrictModel, join_path, validate_model
-from sluiceway.config.urls import broker_transport
+from sluiceway.config.urls import broker_transport, mask_credentials
 from sluiceway.errors import ConfigError, UnsupportedError
 from sluiceway.wire import headers
 
@@ -88,6 +89,13 @@ class Patience(StrictModel):
     max_age_seconds: FlexFloat = Field(default=600.0, gt=0)
 
 
+class BatchSettings(StrictModel):
+    """sluiceway: the Batch API (``/v1/files``, ``/v1/batches``; docs/batch.md)."""
+
+    enabled: bool = True
+    files_url: str = Field(default="sluiceway-batch-files", min_length=1)
+
+
 class AsyncBrokerParams(StrictModel):
     """The ``async-broker`` step's parameters (upstream names; header names lower-cased)."""
 
@@ -112,15 +120,22 @@ class AsyncBrokerParams(StrictModel):
     )
     upstream_url: str = ""
     api_keys: dict[str, str] = Field(default_factory=dict)
+    batch: BatchSettings = Field(default_factory=BatchSettings)
 
     @field_validator("redis_url")
     @classmethod
     def _names_a_broker(cls, value: str) -> str:
-        if broker_transport(value) is None:
+        transport = broker_transport(value)
+        if transport is None:
             raise ValueError(
-                f"{value!r} names no broker: use redis://, rediss://, postgresql://, memory:// "
-                "or sqlite:///PATH"
+                f"{mask_credentials(value)!r} names no broker: use redis://, rediss://, "
+                "redis+sentinel://, rediss+sentinel://, postgresql://, memory:// or sqlite:///PATH"
             )
+        if transport == "redis-sortedset":
+            try:
+                parse_redis_address(value, field="")
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
     @field_validator("mode_header", "tenant_header", "timeout_header", "objective_header")

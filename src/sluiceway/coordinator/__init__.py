@@ -18,7 +18,10 @@ The path of a request, by file:
    ``mailbox.py`` queues the envelope through the broker's producer (or
    re-attaches by id) and, for wait, holds the connection until the result lands;
    ``answers.py`` turns the stored result into the HTTP answer.
-6. ``server.py`` opens the broker and quota store from a config file, and mounts the
+6. the Batch API: ``batch_routes.py``, ``/v1/files`` and ``/v1/batches`` (the work is in
+   ``sluiceway.batch``); ``batches.py`` builds its service, lines checked and placed as
+   queued requests are.
+7. ``server.py`` opens the broker and quota store from a config file, and mounts the
    coordinator in a router (``mount_coordinator``);
    ``command.py`` is ``sluiceway coordinator``.
 

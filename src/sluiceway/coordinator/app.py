@@ -2,15 +2,14 @@
 
 - any path, mode header absent: forwarded untouched (headers included) to the gateway;
 - ``passthrough``: classified against quota, stamped, streamed from the gateway;
-- ``wait``: queued, the connection held until the result (or the wait cap: 202; the
-  deadline: 504); a client that leaves cancels its request;
-- ``enqueue``: queued, ``202 {"id", "status": "pending"}``;
+- ``wait``: queued, held until the result (the wait cap: 202; the deadline: 504); a client
+  that leaves cancels its request; ``enqueue``: queued, ``202 {"id", "status": "pending"}``;
 - ``GET`` / ``DELETE /v1/requests/{id}``, ``GET /v1/models``, ``/healthz``, ``/readyz``,
-  ``/metrics`` (another method on these paths: 405, ``methods.py``).
+  ``/metrics``, the Batch API (``batch_routes.py``); another method on these paths: 405.
 
 A queued request is checked before it is queued (``validation.py``, ``catalog.py``); a broker
-that fails past the mailboxes' retries is 503 with ``Retry-After``, never 500. Every answer
-carries ``x-request-id`` (``request_ids.py``).
+failing past the mailboxes' retries is 503 with ``Retry-After``, never 500. Every answer carries
+``x-request-id`` (``request_ids.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from sluiceway.batch.service import BatchService
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams
@@ -40,6 +40,7 @@ from sluiceway.coordinator.answers import (
     rejected_answer,
     unknown_request,
 )
+from sluiceway.coordinator.batch_routes import batch_routes
 from sluiceway.coordinator.catalog import ModelCatalog
 from sluiceway.coordinator.forwarding import Forwarder, ForwardFailed
 from sluiceway.coordinator.identity import TenantIdentity
@@ -76,13 +77,14 @@ _ID: Final = re.compile(r"^[a-zA-Z0-9-]{1,128}$")
 
 @dataclass(frozen=True)
 class CoordinatorParts:
-    """What a coordinator runs on: its broker, quota counters, forwarder and clock."""
+    """What a coordinator runs on: its broker, quota counters, forwarder, clock and batches."""
 
     broker: Broker
     forwarder: Forwarder
     clock: Clock
     mailboxes: Mailboxes
     quota: QuotaKeeper
+    batches: BatchService | None = None
 
 
 def _answer(answer: Answer) -> Response:
@@ -107,13 +109,13 @@ class Coordinator:
         self._params = params
         self._parts = parts
         self._routes = TenantRoutes(params)
-        self._identity = TenantIdentity(
-            tenant_header=params.tenant_header, api_keys=params.api_keys
-        )
+        keys = params.api_keys
+        self._identity = TenantIdentity(tenant_header=params.tenant_header, api_keys=keys)
         self._max_body = max_body_bytes
         self._catalog = ModelCatalog(parts.forwarder)
         self.metrics = CoordinatorMetrics()
         self.patience = PatienceBook(patience_settings(params.patience))
+        self.batches = parts.batches  # the Batch API, if served here
         self.metrics.watch_patience(self.patience, parts.clock)
         self._draining = asyncio.Event()
 
@@ -122,8 +124,7 @@ class Coordinator:
         return self._draining.is_set()
 
     def begin_drain(self) -> None:
-        """Stop holding: held wait-mode connections answer 202 (fetch by id later) at once,
-        and ``/readyz`` turns 503 so balancers stop sending."""
+        """Stop holding: held waits answer 202 at once, ``/readyz`` turns 503."""
         self._draining.set()
 
     def app(self) -> RequestIds:
@@ -132,6 +133,7 @@ class Coordinator:
             **probes.routes(),
             "/v1/models": {"GET": self._models},
             "/v1/requests/{id}": {"GET": self._fetch, "DELETE": self._delete},
+            **batch_routes(self.batches, self._identity),
         }
         starlette = Starlette(
             exception_handlers={Exception: _internal_error},
@@ -151,8 +153,6 @@ class Coordinator:
                 return _answer(rejected_answer(exc))
 
         return guarded
-
-    # -- the main route ------------------------------------------------------------------
 
     async def _handle(self, request: Request) -> Response:
         mode = mode_of(request.headers.get(self._params.mode_header))

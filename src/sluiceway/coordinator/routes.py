@@ -3,7 +3,7 @@
 First matching route wins; an empty field of a route matches everything; a route's empty queue
 or tier means the defaults. When any route names a model, only named models are served (others
 are 404 ``model_not_found``); when none does, every model is, and ``GET /v1/models`` is the
-gateway's own list.
+gateway's own list. A Batch API line goes to a ``batch``-tier queue (``batch_queue``).
 """
 
 from __future__ import annotations
@@ -44,6 +44,19 @@ class TenantRoutes:
             if route.model in ("", model) and route.tenant in ("", tenant):
                 return Placement(route.queue or p.default_queue, route.tier or p.default_tier)
         return Placement(p.default_queue, p.default_tier)
+
+    def batch_queue(self, *, model: str, tenant: str) -> str:
+        """The queue of a batch line: the tenant's own queue when its tier is ``batch``, else
+        the queue of a route of tier ``batch`` (the tenant's own first), else the default."""
+        placed = self.place(model=model, tenant=tenant)
+        if placed.tier == "batch" and placed.queue:
+            return placed.queue
+        p = self._params
+        batch = [r for r in p.routes if r.tier == "batch" and r.model in ("", model)]
+        for route in sorted(batch, key=lambda r: r.tenant not in ("", tenant)):
+            if route.queue:
+                return route.queue
+        return p.default_queue
 
     def objective(self, tier: str, *, reserved: bool) -> str:
         """The objective stamped for ``tier``'s reserved or overflow class ("" for none)."""

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Final
 
+from sluiceway.batch.service import BatchService
+from sluiceway.batch.stores import BatchStores, open_batch_stores
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.clock import Clock
 from sluiceway.config.coordinator import AsyncBrokerParams, CoordinatorConfig
-from sluiceway.config.urls import broker_transport
+from sluiceway.config.urls import broker_transport, mask_credentials
 from sluiceway.coordinator.app import DEFAULT_MAX_BODY_BYTES, Coordinator, CoordinatorParts
+from sluiceway.coordinator.batches import batch_service
 from sluiceway.coordinator.forwarding import Forwarder, HttpForwarder, RouterForwarder
 from sluiceway.coordinator.identity import TenantIdentity
 from sluiceway.coordinator.mailbox import Mailboxes, wake_plan
@@ -29,7 +33,16 @@ from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.router.app import RouterApp
 from sluiceway.router.observed_app import ObservedRouterApp
 
-__all__ = ["build_coordinator", "mount_coordinator", "open_coordinator", "transport_of"]
+__all__ = [
+    "COORDINATOR_PATHS",
+    "build_coordinator",
+    "mount_coordinator",
+    "open_coordinator",
+    "transport_of",
+]
+
+# The paths a router hands to its mounted coordinator (besides requests with the mode header).
+COORDINATOR_PATHS: Final = ("/v1/requests/", "/v1/files", "/v1/batches")
 
 
 def transport_of(url: str) -> str:
@@ -38,7 +51,8 @@ def transport_of(url: str) -> str:
     if transport is not None:
         return transport
     raise ConfigError(
-        f"{url!r}: use redis://, rediss://, postgresql://, memory:// or sqlite:///PATH",
+        f"{mask_credentials(url)!r}: use redis://, rediss://, redis+sentinel://, "
+        "rediss+sentinel://, postgresql://, memory:// or sqlite:///PATH",
         field="redis_url",
     )
 
@@ -52,21 +66,25 @@ def build_coordinator(
     clock: Clock,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     upstream: str = "",
+    batch_stores: BatchStores | None = None,
 ) -> Coordinator:
     """A coordinator over parts the caller owns (the demo shares them with a processor);
-    ``upstream`` names where passthrough goes, in the access log."""
+    ``upstream`` names where passthrough goes, in the access log; ``batch_stores``: serve the
+    Batch API over them (its runners start with :meth:`BatchService.start`)."""
+    wake = wake_plan(broker, params.wakeup_mode)
     mailboxes = Mailboxes(
-        broker,
-        clock=clock,
-        wake=wake_plan(broker, params.wakeup_mode),
-        fetch_grace=float(params.fetch_grace_seconds),
+        broker, clock=clock, wake=wake, fetch_grace=float(params.fetch_grace_seconds)
     )
+    batches: BatchService | None = None
+    if batch_stores is not None and params.batch.enabled:
+        batches = batch_service(params, broker, batch_stores, clock=clock, notify=wake.notify)
     parts = CoordinatorParts(
         broker=broker,
         forwarder=ObservedForwarder(forwarder, params, upstream),
         clock=clock,
         mailboxes=mailboxes,
         quota=QuotaKeeper(quota_store, params, clock=clock),
+        batches=batches,
     )
     return Coordinator(params, parts, max_body_bytes=max_body_bytes)
 
@@ -79,12 +97,14 @@ def mount_coordinator(
     quota_store: QuotaStore | None,
     clock: Clock,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    batch_stores: BatchStores | None = None,
 ) -> Coordinator:
     """The coordinator inside the router's process and on its listener: requests with the
-    mode header and under ``/v1/requests/`` reach it, and its passthrough calls the router's
-    admission path in process (:class:`RouterForwarder`). Its API keys guard the router's own
-    routes too, the router's drain begins with the coordinator's, and its metrics show on the
-    router's ``/metrics``. It keeps an access log and traces as the router does."""
+    mode header and under ``COORDINATOR_PATHS`` (results, the Batch API) reach it, and its
+    passthrough calls the router's admission path in process (:class:`RouterForwarder`). Its
+    API keys guard the router's own routes too, the router's drain begins with the
+    coordinator's, and its metrics show on the router's ``/metrics``. It keeps an access log
+    and traces as the router does."""
     front = build_coordinator(
         params,
         broker=broker,
@@ -93,6 +113,7 @@ def mount_coordinator(
         clock=clock,
         max_body_bytes=max_body_bytes,
         upstream="router",
+        batch_stores=batch_stores,
     )
     keys = TenantIdentity(tenant_header=params.tenant_header, api_keys=params.api_keys)
     sample, tracing = 0.0, None
@@ -103,6 +124,7 @@ def mount_coordinator(
     router.mount_coordinator(
         app,
         mode_header=params.mode_header,
+        paths=COORDINATOR_PATHS,
         key_check=keys.has_key if keys.uses_keys else None,
         on_drain=front.begin_drain,
     )
@@ -133,19 +155,27 @@ async def open_coordinator(
         stack.push_async_callback(broker.aclose)
         stores = await open_quota_stores(transport, broker, options)
         stack.push_async_callback(stores.aclose)
+        batch_stores = None
+        if params.batch.enabled:
+            files_url = params.batch.files_url
+            batch_stores = await open_batch_stores(transport, broker, options, files_url=files_url)
+        if batch_stores is not None:
+            stack.push_async_callback(batch_stores.jobs.aclose)
         if router is not None:
-            yield mount_coordinator(
+            front = mount_coordinator(
                 router,
                 params,
                 broker=broker,
                 quota_store=stores(""),
                 clock=clock,
                 max_body_bytes=max_body_bytes,
+                batch_stores=batch_stores,
             )
+            yield await _started(front, stack)
             return
         forwarder = HttpForwarder(config.upstream_url, timeout=float(config.gateway.timeout))
         stack.push_async_callback(forwarder.aclose)
-        yield build_coordinator(
+        front = build_coordinator(
             params,
             broker=broker,
             quota_store=stores(""),
@@ -153,7 +183,17 @@ async def open_coordinator(
             clock=clock,
             max_body_bytes=max_body_bytes,
             upstream=config.upstream_url,
+            batch_stores=batch_stores,
         )
+        yield await _started(front, stack)
+
+
+async def _started(front: Coordinator, stack: contextlib.AsyncExitStack) -> Coordinator:
+    """``front`` with its batch runners started (stopped when ``stack`` closes)."""
+    if front.batches is not None:
+        await front.batches.start()
+        stack.push_async_callback(front.batches.aclose)
+    return front
 
 
 def _broker_url(url: str, transport: str) -> str | None:

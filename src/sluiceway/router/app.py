@@ -10,7 +10,8 @@ is also what the model server receives (:func:`~sluiceway.router.identity.claim_
 
 Coordinator seam: :meth:`RouterApp.mount_coordinator` hands every request that carries the
 mode header (``x-llm-d-async-mode``), and every request under the coordinator's own paths
-(``/v1/requests/``), to another ASGI app on the same listener; everything else goes straight
+(``/v1/requests/``; the coordinator also mounts with the Batch API's ``/v1/files`` and
+``/v1/batches``), to another ASGI app on the same listener; everything else goes straight
 to the router. The coordinator's passthrough calls :meth:`RouterApp.handle_local` in process
 with a :class:`LocalRequest`: the router's own routes, without the mode dispatch and without
 a loopback hop, the body already read and the coordinator's stamped objective and fairness

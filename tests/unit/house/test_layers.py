@@ -200,3 +200,19 @@ def test_sim_stands_apart() -> None:
     """The simulator is a model server: it knows nothing of the processor, router or engine."""
     banned = ("sluiceway.processor", "sluiceway.router", "sluiceway.flowcontrol")
     assert _breaches("sim", lambda _, n: not _within(n, *banned)) == []
+
+
+BATCH_PURE = ("base", "lines", "multipart", "output", "status")
+
+
+def test_the_batch_apis_pure_parts_import_no_io() -> None:
+    """Line checks, the status machine, output shapes, the multipart reader and the store
+    protocols stay testable without a broker, a server or a disk."""
+    pure = tuple(f"sluiceway.batch.{name}" for name in BATCH_PURE)
+
+    def allowed(path: Path, name: str) -> bool:
+        if path.stem not in BATCH_PURE:
+            return True
+        return _top(name) in STDLIB or _within(name, *LIGHT, *pure)
+
+    assert _breaches("batch", allowed) == []

@@ -71,6 +71,9 @@ NAMED = {
     "broker/postgres_schema.py": "test_postgres_broker.py",
     # coordinator
     "coordinator/app.py": "test_coordinator_modes.py",
+    # the Batch API's routes and service glue, under the openai SDK
+    "coordinator/batch_routes.py": "integration/batch/test_batch_sdk.py",
+    "coordinator/batches.py": "integration/batch/test_batch_sdk.py",
     "coordinator/command.py": "test_coordinator_cli.py",
     "coordinator/observed.py": "test_coordinator_observability.py",
     "coordinator/responses.py": "test_coordinator_modes.py",  # relayed streams, a client leaving

@@ -1,0 +1,19 @@
+"""The OpenAI Batch API over the coordinator's queues (docs/batch.md).
+
+A batch is many batch-tier requests of its tenant: each line of its input file is queued like
+a queued request of the coordinator, and its result is collected into the batch's output or
+error file, each line exactly once.
+
+Pure (standard library, ``wire``): ``lines.py``, one input line checked (errors name the
+line); ``status.py``, the status machine, request counts and the OpenAI ``batch`` object;
+``output.py``, the output and error file lines in OpenAI's shape; ``multipart.py``, a streaming
+``multipart/form-data`` reader; ``base.py``, the store protocols (``JobStore``,
+``FileStore``).
+
+Stores: ``memory_jobs.py``, ``sqlite_jobs.py`` and ``redis_jobs.py`` (job state in the broker's
+database), ``local_files.py`` (file bytes in a directory), chosen by ``stores.py``.
+
+Running: ``service.py`` (the API's operations, resuming and leasing batches) starts one
+``runner.py`` per batch (queue lines in chunks, collect, cancel, expire); ``collector.py``
+writes result lines idempotently; ``withdraw.py`` takes still-queued lines out of their queue.
+"""

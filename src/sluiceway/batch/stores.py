@@ -1,0 +1,57 @@
+"""Which job store and file store a coordinator's broker means.
+
+Job state goes to the broker's own database: the memory store beside the memory broker, the
+SQLite file of the SQLite broker (its own connection), the Redis broker's client. Pub/Sub
+keeps no result lists, so a batch's results could not be collected: a start-up error says so.
+PostgreSQL is not built yet (the Batch API answers 501 there; docs/batch.md). Files go to
+``batch.files_url``, a local directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sluiceway.batch.base import FileStore, JobStore
+from sluiceway.batch.local_files import LocalFileStore, local_directory
+from sluiceway.batch.memory_jobs import MemoryJobStore
+from sluiceway.broker.base import Broker, BrokerOptions
+from sluiceway.errors import ConfigError, UnsupportedError
+
+__all__ = ["BatchStores", "open_batch_stores"]
+
+
+@dataclass(frozen=True)
+class BatchStores:
+    jobs: JobStore
+    files: FileStore
+
+
+async def open_batch_stores(
+    transport: str, broker: Broker, options: BrokerOptions, *, files_url: str
+) -> BatchStores | None:
+    """The stores for ``transport``; None where batches are not built (PostgreSQL)."""
+    if transport == "gcp-pubsub":
+        raise UnsupportedError(
+            "the Batch API needs a broker that keeps result lists; Pub/Sub keeps none"
+            " (use Redis, PostgreSQL or SQLite)"
+        )
+    jobs: JobStore
+    if transport == "memory":
+        jobs = MemoryJobStore()
+    elif transport == "sqlite":
+        from sluiceway.batch.sqlite_jobs import open_sqlite_job_store
+        from sluiceway.broker.sqlite import database_path
+
+        jobs = await open_sqlite_job_store(database_path(options))
+    elif transport == "redis-sortedset":
+        from sluiceway.batch.redis_jobs import RedisJobStore
+        from sluiceway.broker.redis import RedisBroker
+
+        if not isinstance(broker, RedisBroker):
+            raise TypeError("the redis-sortedset transport needs a RedisBroker")
+        if broker.keyspace.cluster:
+            raise ConfigError("the Batch API does not run on Redis Cluster", field="redis_url")
+        jobs = RedisJobStore(broker.client)
+    else:
+        return None
+    return BatchStores(jobs, LocalFileStore(local_directory(files_url)))
