@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,10 +53,12 @@ def services_required() -> bool:
 class RedisServer:
     host: str
     port: int
+    scheme: str = "redis"  # rediss: the port speaks TLS only
+    folder: str = ""  # its working directory (a sentinel's config file lives there)
 
     @property
     def url(self) -> str:
-        return f"redis://{self.host}:{self.port}/0"
+        return f"{self.scheme}://{self.host}:{self.port}/0"
 
 
 @dataclass(frozen=True)
@@ -116,34 +118,34 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def private_redis(*, keyspace_events: str = "") -> Iterator[RedisServer]:
-    """A throwaway redis-server on a free loopback port; ``keyspace_events`` as Redis spells it."""
+def private_redis(
+    *,
+    keyspace_events: str = "",
+    args: Sequence[str] = (),
+    tls: bool = False,
+    sentinel_config: str = "",
+) -> Iterator[RedisServer]:
+    """A throwaway redis-server on a free loopback port; ``keyspace_events`` as Redis spells it.
+
+    ``args`` are more server options (``--requirepass``, ``--tls-cert-file``, ...); with ``tls``
+    the port speaks TLS only (give the TLS files in ``args``); a ``sentinel_config`` (its
+    ``sentinel monitor`` lines) starts a sentinel instead of a server.
+    """
     binary = _binary("redis-server")
     with tempfile.TemporaryDirectory(prefix="sluiceway-redis-") as tmp:
         port = free_port()
-        args = [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            tmp,
-            "--daemonize",
-            "no",
-            "--notify-keyspace-events",
-            keyspace_events,
-            "--logfile",
-            f"{tmp}/redis.log",
-        ]
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        head = [binary]
+        if sentinel_config:
+            Path(tmp, "sentinel.conf").write_text(sentinel_config, encoding="utf-8")
+            head += [f"{tmp}/sentinel.conf", "--sentinel"]
+        ports = ["--port", "0", "--tls-port", str(port)] if tls else ["--port", str(port)]
+        head += [*ports, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", tmp]
+        head += ["--daemonize", "no", "--notify-keyspace-events", keyspace_events]
+        head += ["--logfile", f"{tmp}/redis.log", *args]
+        proc = subprocess.Popen(head, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             _wait_until(lambda: _tcp_open("127.0.0.1", port), proc, "redis-server")
-            yield RedisServer("127.0.0.1", port)
+            yield RedisServer("127.0.0.1", port, "rediss" if tls else "redis", tmp)
         finally:
             _stop(proc)
 

@@ -77,8 +77,9 @@ BrokerUrl = Annotated[
     str | None,
     typer.Option(
         "--url",
-        help="redis:// URL, postgresql:// DSN or SQLite file path "
-        "(default: $REDIS_URL, or $DATABASE_URL for postgres).",
+        help="redis://, rediss:// (TLS options as ?ssl_ca_certs=, ssl_certfile=, "
+        "ssl_keyfile=, ssl_server_name=) or redis+sentinel:// URL, postgresql:// DSN or SQLite "
+        "file path (default: $REDIS_URL, or $DATABASE_URL for postgres).",
         show_default=False,
     ),
 ]

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from sluiceway.errors import BrokerError, ConfigError, SluicewayError, UnsupportedError, WireError
+from sluiceway.errors import (
+    BrokerError,
+    ConfigError,
+    SluicewayError,
+    UnsupportedError,
+    WireError,
+    hide_secret,
+    without_secrets,
+)
 
 
 @pytest.mark.parametrize("kind", [ConfigError, UnsupportedError, BrokerError, WireError])
@@ -31,3 +39,11 @@ def test_an_unsupported_feature_is_reported_as_a_config_error() -> None:
         raise UnsupportedError("not implemented by sluiceway", field="flowControl.mode")
     assert caught.value.field == "flowControl.mode"
     assert str(caught.value).startswith("flowControl.mode: ")
+
+
+def test_no_error_text_shows_a_registered_secret() -> None:
+    hide_secret("pa ss/9081")
+    error = BrokerError("AUTH failed for redis://u:pa%20ss%2F9081@h with pa+ss%2F9081, pa ss/9081")
+    assert "9081" not in str(error) and str(error).count("***") == 3
+    hide_secret("ab")  # too short to be a password: words stay whole
+    assert without_secrets("about abc") == "about abc"

@@ -45,7 +45,8 @@ def broker_options(
         address = url or env.get("REDIS_URL") or ""
         if not address:
             raise ConfigError("give a redis:// URL or set REDIS_URL", field="--url")
-        return BrokerOptions(url=check_redis_url(address, field="--url"), time_scale=time_scale)
+        field = "--url" if url else "REDIS_URL"
+        return BrokerOptions(url=check_redis_url(address, field=field), time_scale=time_scale)
     if transport == "postgres":
         dsn = url or env.get("DATABASE_URL") or env.get("SQL_URL") or ""
         if not dsn.startswith(("postgres://", "postgresql://")):

@@ -55,6 +55,7 @@ from sluiceway.broker.redis_connect import (
     DEFAULT_MAX_CONNECTIONS,
     AnyRedis,
     connect_redis,
+    failure_text,
     make_waker,
 )
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker
@@ -80,7 +81,33 @@ FENCED_RETRY_DELAYS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1.0, 1.0, 2.0, 2
 
 
 def _io(fn: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn redis-py errors into :class:`BrokerError` naming the operation."""
+    """Turn redis-py errors into :class:`BrokerError` naming the operation.
+
+    A connection error is tried once more on a fresh connection first: after a Redis restart
+    or a failover every pooled connection is stale, and each would otherwise fail one caller
+    (a coordinator's held waits answered 503). The server never ran a command sent on a
+    connection it had closed; ``pop_result``, whose repeat could drop a record, is not tried
+    again (:func:`_io_once`).
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except RedisConnectionError:
+            await cast(RedisBroker, args[0])._drop_idle_connections()
+        except RedisError as exc:
+            raise BrokerError(f"redis {fn.__name__} failed: {exc}") from exc
+        try:
+            return await fn(*args, **kwargs)
+        except RedisError as exc:
+            raise BrokerError(f"redis {fn.__name__} failed: {exc}") from exc
+
+    return wrapper
+
+
+def _io_once(fn: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """:func:`_io` without the second try, for a command whose repeat is not harmless."""
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -491,7 +518,7 @@ class RedisBroker:
         await self._client.set(cancel, token, px=ttl)
         return True
 
-    @_io
+    @_io_once
     async def pop_result(self, destination: str, block_for: float) -> str | None:
         if block_for <= 0:
             return cast(str | None, await self._client.rpop(destination))
@@ -616,7 +643,7 @@ async def open_redis_broker(options: BrokerOptions) -> Broker:
         waker = await make_waker(client, cluster=keyspace.cluster)
     except (RedisError, OSError) as exc:
         await client.aclose()
-        raise BrokerError(f"redis unreachable at open: {exc}") from exc
+        raise BrokerError(f"redis unreachable at open: {failure_text(exc)}") from exc
     broker = RedisBroker(client, keyspace=keyspace, waker=waker)
     try:
         await broker.watch_cancellations()

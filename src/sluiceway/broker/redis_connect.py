@@ -1,30 +1,37 @@
-"""Connecting to Redis: clients from URLs and the wake-up mode.
+"""Connecting to Redis: clients from addresses and the wake-up mode.
 
 ``connect_redis`` builds a redis-py asyncio client (hiredis parser) for standalone, cluster or
-sentinel deployments; AUTH, TLS and DB come from the URL. ``make_waker`` picks the wake-up mode
-the server allows (docs/design-rules.md rule 12).
+Sentinel deployments from one address (:mod:`sluiceway.config.redis_address`: AUTH, DB, TLS
+with a private CA, mutual TLS and a server name, Sentinel with its own credentials and TLS).
+Every client of the package is built here, so the processor, the coordinator, every command,
+the quota stores and the ledger read an address the same way. ``make_waker`` picks the wake-up
+mode the server allows (docs/design-rules.md rule 12).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import parse_url
+from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.sentinel import MasterNotFoundError
 from redis.exceptions import ResponseError
 
 from sluiceway.broker.wakeup import EventWaker, PollWaker, Waker, mode_for_flags
+from sluiceway.config.redis_address import RedisAddress, TlsFiles, parse_redis_address
 from sluiceway.errors import ConfigError
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "AnyRedis",
     "connect_redis",
+    "failure_text",
     "make_waker",
+    "redis_address",
 ]
 
 _log = logging.getLogger(__name__)
@@ -32,6 +39,71 @@ _log = logging.getLogger(__name__)
 AnyRedis = Redis | RedisCluster
 DEFAULT_MAX_CONNECTIONS = 512
 _POOL_WAIT_SECONDS = 30.0
+# One sentinel's failure inside redis-py's MasterNotFoundError: "<...host=H,port=P...> - ERROR".
+_SENTINEL_FAILURE = re.compile(r"host=([^,]+),port=(\d+).*? - (.+?)(?=, <redis\.|$)")
+
+
+class _NamedTlsConnection(SSLConnection):
+    """TLS that checks the certificate against ``ssl_server_name`` rather than the host
+    (a managed Redis reached through an IP or a tunnel)."""
+
+    def __init__(self, *, ssl_server_name: str = "", **kwargs: Any) -> None:
+        self._server_name = ssl_server_name
+        super().__init__(**kwargs)
+
+    def _connection_arguments(self) -> Mapping[str, Any]:
+        arguments = dict(super()._connection_arguments())
+        if self._server_name:
+            arguments["server_hostname"] = self._server_name
+        return arguments
+
+
+def redis_address(
+    url: str, *, mode: str = "standalone", addrs: Sequence[str] = (), master_name: str = ""
+) -> RedisAddress:
+    """The address ``url`` names; with ``mode`` sentinel, the master ``master_name`` found
+    through ``addrs`` (the processor's transport keys), the URL's credentials, TLS and DB."""
+    if mode not in ("standalone", "cluster", "sentinel"):
+        raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
+    address = parse_redis_address(url, field="url")
+    if mode != "sentinel":
+        return address
+    if not addrs or not master_name:
+        raise ConfigError("sentinel mode needs addrs and master_name", field="mode")
+    return address.with_sentinels(list(addrs), master_name, field="addrs")
+
+
+def _tls_kwargs(tls: TlsFiles) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "ssl_cert_reqs": tls.cert_reqs,
+        "ssl_check_hostname": tls.check_hostname and tls.cert_reqs != "none",
+    }
+    if tls.ca_file:
+        kwargs["ssl_ca_certs"] = tls.ca_file
+    if tls.cert_file:
+        kwargs["ssl_certfile"], kwargs["ssl_keyfile"] = tls.cert_file, tls.key_file
+    return kwargs
+
+
+def _auth_kwargs(username: str, password: str, address: RedisAddress) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    if username:
+        kwargs["username"] = username
+    if password:
+        kwargs["password"] = password
+    if address.socket_timeout is not None:
+        kwargs["socket_timeout"] = address.socket_timeout
+    if address.socket_connect_timeout is not None:
+        kwargs["socket_connect_timeout"] = address.socket_connect_timeout
+    return kwargs
+
+
+def _server_kwargs(address: RedisAddress) -> dict[str, Any]:
+    """What every connection to the data server needs: AUTH, DB, timeouts, TLS."""
+    kwargs = {"db": address.db, **_auth_kwargs(address.username, address.password, address)}
+    if address.tls is not None:
+        kwargs.update(_tls_kwargs(address.tls))
+    return kwargs
 
 
 def connect_redis(
@@ -42,43 +114,62 @@ def connect_redis(
     master_name: str = "",
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
 ) -> AnyRedis:
-    """A redis-py asyncio client for ``url`` (AUTH, TLS and DB come from the URL).
+    """A redis-py asyncio client for the address ``url`` names (see :func:`redis_address`).
 
     Standalone clients share a blocking pool of ``max_connections``: a burst of commands
     beyond it waits for a free connection instead of failing.
     """
+    address = redis_address(url, mode=mode, addrs=addrs, master_name=master_name)
     common: dict[str, Any] = {"decode_responses": True, "encoding_errors": "surrogateescape"}
+    server = _server_kwargs(address)
     if mode == "cluster":
-        return RedisCluster.from_url(url, **common)
-    if mode == "sentinel":
-        return _sentinel_master(url, addrs, master_name, common)
-    if mode != "standalone":
-        raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
-    pool = BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=_POOL_WAIT_SECONDS, **common
+        (host, port), tls = address.hosts[0], address.tls is not None
+        return RedisCluster(host=host, port=port, ssl=tls, **common, **server)
+    if address.sentinel:
+        return _sentinel_master(address, {**common, **server})
+    where: dict[str, Any] = {"connection_class": Connection}
+    if address.scheme == "unix":
+        where = {"connection_class": UnixDomainSocketConnection, "path": address.path}
+    else:
+        where["host"], where["port"] = address.hosts[0]
+    if address.tls is not None:
+        where["connection_class"] = _NamedTlsConnection
+        where["ssl_server_name"] = address.tls.server_name
+    pool = BlockingConnectionPool(
+        max_connections=max_connections,
+        timeout=_POOL_WAIT_SECONDS,
+        **where,
+        **common,
+        **server,
     )
     return Redis.from_pool(pool)
 
 
-def _sentinel_master(
-    url: str, addrs: Sequence[str], master_name: str, common: dict[str, Any]
-) -> Redis:
-    """The master of ``master_name`` found through the sentinels at ``addrs``.
-
-    The URL's host is not used (the sentinels name the master), but its AUTH, DB and TLS are:
-    they apply to the master connections.
-    """
+def _sentinel_master(address: RedisAddress, server: dict[str, Any]) -> Redis:
+    """The master of ``address.master_name`` found through the sentinels of ``address``,
+    which have their own credentials and TLS."""
     from redis.asyncio.sentinel import Sentinel
 
-    if not addrs or not master_name:
-        raise ConfigError("sentinel mode needs addrs and master_name", field="mode")
-    hosts = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
-    from_url: dict[str, Any] = dict(parse_url(url))
-    for where in ("host", "port", "path", "connection_class"):
-        from_url.pop(where, None)
-    kwargs = {**from_url, **common, "ssl": urlsplit(url).scheme == "rediss"}
-    sentinel = Sentinel(hosts, **kwargs)  # type: ignore[no-untyped-call]
-    return cast(Redis, sentinel.master_for(master_name))
+    ask = _auth_kwargs(address.sentinel_username, address.sentinel_password, address)
+    if address.sentinel_tls:
+        ask.update(ssl=True, **_tls_kwargs(address.tls or TlsFiles()))
+    if address.tls is not None:
+        server["ssl"] = True
+    sentinel = Sentinel(list(address.hosts), sentinel_kwargs=ask, **server)  # type: ignore[no-untyped-call]
+    return cast(Redis, sentinel.master_for(address.master_name))
+
+
+def failure_text(exc: BaseException) -> str:
+    """A redis-py failure as one readable line: a master not found through the sentinels
+    names each sentinel and what went wrong with it, not a repr of every client."""
+    text = str(exc)
+    if not isinstance(exc, MasterNotFoundError):
+        return text
+    head = text.split(" : ", 1)[0].replace("No master found for", "no master named")
+    found = [f"{h}:{p}: {why}" for h, p, why in _SENTINEL_FAILURE.findall(text)]
+    if not found:
+        return f"{head}: the sentinels do not know it (check the master name)"
+    return f"{head} through the sentinels ({'; '.join(found)})"
 
 
 async def _notify_flags(client: AnyRedis) -> str:

@@ -18,7 +18,8 @@ Files:
 
 - ``strict``: strict models, notes and error paths shared by every model; ``documents``: reading
   JSON or YAML files, one document or several; ``quantities``: Kubernetes quantities and Go
-  durations; ``urls``: address checks shared by config files and flags;
+  durations; ``urls``: address checks shared by config files and flags; ``redis_address``: the
+  one Redis address form of every command (TLS files, Sentinel, their credentials);
 - processor: ``processor`` (transport, pool and merge-policy documents in llm-d-async's formats),
   ``helm`` (the llm-d-async chart's values shape, for ``--config``), ``flags`` (upstream flags
   not taken as they are), ``processor_settings`` (everything the processor starts from, each

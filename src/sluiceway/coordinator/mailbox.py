@@ -17,7 +17,9 @@ but the submission is retried on :class:`BrokerError` (``BlipPolicy``: 5 tries, 
 doubling to at most 1 s, about 1.5 s in all) before the error reaches the caller, which answers
 503 with ``Retry-After``. A submission is not retried here (it may have landed): the client's
 retry with the same ``x-request-id`` re-attaches instead. Delivery never fails because the
-mailbox's expiry could not be shortened: the result expires on its own later.
+mailbox's expiry could not be shortened: the result expires on its own later. On Redis each
+command is also sent once more on a fresh connection after a connection error (the pooled
+ones a restart left stale), and the outage is logged once lost and once back.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from sluiceway.broker.wakeup import WakeMode
 from sluiceway.clock import Clock
 from sluiceway.coordinator.answers import is_cancelled_tombstone
 from sluiceway.errors import BrokerError
+from sluiceway.observability.logging import is_connection_error, outage_log
 from sluiceway.processor.producer import Producer, request
 
 __all__ = [
@@ -137,14 +140,25 @@ class Mailboxes:
         self._producer = Producer(broker, clock=clock)
 
     async def _retried(self, call: Callable[[], Awaitable[T]]) -> T:
-        """``call()``, tried again after a BrokerError as the blip policy says."""
-        for pause in self._blips.backoffs():
+        """``call()``, tried again after a BrokerError as the blip policy says. A lost broker
+        is told once, and once when it is back with the count of calls that failed meanwhile
+        (the broker's :class:`~sluiceway.observability.logging.OutageLog`)."""
+        outage = outage_log(self._broker, "broker", log)
+        for pause in (*self._blips.backoffs(), None):
             try:
-                return await call()
+                answer = await call()
             except BrokerError as exc:
-                log.debug("broker call failed, again in %.2f s: %s", pause, exc)
-            await asyncio.sleep(pause)
-        return await call()
+                if is_connection_error(exc):
+                    outage.failed(exc, "held requests")
+                if pause is None:
+                    raise
+                if not is_connection_error(exc):
+                    log.debug("broker call failed, again in %.2f s: %s", pause, exc)
+                await asyncio.sleep(pause)
+                continue
+            outage.succeeded()
+            return answer
+        raise AssertionError("unreachable")
 
     async def _peek(self, box: str) -> str | None:
         return await self._retried(lambda: self._broker.peek_result(box))

@@ -20,7 +20,7 @@ import weakref
 from datetime import UTC, datetime
 from typing import Any, Final, TextIO
 
-from sluiceway.errors import ConfigError
+from sluiceway.errors import ConfigError, without_secrets
 
 __all__ = [
     "LOG_FORMATS",
@@ -28,6 +28,7 @@ __all__ = [
     "ConnectionNoise",
     "JsonFormatter",
     "OutageLog",
+    "RedactingFormatter",
     "broker_outage_known",
     "configure_logging",
     "is_connection_error",
@@ -62,6 +63,19 @@ class JsonFormatter(logging.Formatter):
             doc["error"] = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
             doc["traceback"] = self.formatException(record.exc_info)
         return json.dumps(doc, default=str, ensure_ascii=False)
+
+
+class RedactingFormatter(logging.Formatter):
+    """Another formatter's lines with every registered secret replaced by ``***``
+    (:func:`sluiceway.errors.without_secrets`): the last guard, whatever a message or
+    traceback holds."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self._inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        return without_secrets(self._inner.format(record))
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -123,7 +137,8 @@ def configure_logging(level: str, fmt: str = "text", *, stream: TextIO | None = 
     if fmt not in LOG_FORMATS:
         raise ConfigError(f"unknown log format {fmt!r} (known: text, json)", field="--log-format")
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    inner = JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT)
+    handler.setFormatter(RedactingFormatter(inner))
     handler.addFilter(ConnectionNoise())
     root = logging.getLogger()
     for old in list(root.handlers):
@@ -136,8 +151,9 @@ class OutageLog:
     """Says once that a dependency is lost and once that it is back.
 
     ``failed`` logs a WARNING (no traceback) on the first connection failure; later failures
-    stay at debug level until ``succeeded`` logs, at the same level as the loss, that it is back
-    and how long it was gone. A loss within ``quiet_for`` wall seconds of the last one (a
+    stay at debug level, counted, until ``succeeded`` logs, at the same level as the loss, that
+    it is back, how long it was gone and how many calls failed meanwhile (``failures``, also
+    the total over the process's life). A loss within ``quiet_for`` wall seconds of the last one (a
     flapping link) is told at debug level, lost and back alike. Errors that are not connection
     errors are bugs or bad data: they keep their traceback (ERROR) every time.
     """
@@ -149,6 +165,8 @@ class OutageLog:
         self._lost_at: float | None = None
         self._level = logging.WARNING
         self._last_loss = float("-inf")
+        self._during = 0  # failures since the loss
+        self.failures = 0  # connection failures over the process's life
 
     @property
     def lost(self) -> bool:
@@ -159,12 +177,15 @@ class OutageLog:
         if not is_connection_error(exc):
             self._log.error("%s failed", doing, exc_info=exc)
             return
+        self.failures += 1
+        self._during += 1
         if self._lost_at is not None:
             self._log.debug("%s: %s still unreachable: %s", doing, self._name, str(exc))
             return
         now = time.monotonic()
         flapping = now - self._last_loss < self._quiet_for
         self._lost_at = self._last_loss = now
+        self._during = 1
         self._level = logging.DEBUG if flapping else logging.WARNING
         # The error as text: a record naming a connection error is otherwise kept out.
         self._log.log(self._level, "%s lost (%s): %s; retrying", self._name, doing, str(exc))
@@ -174,7 +195,8 @@ class OutageLog:
         if self._lost_at is None:
             return
         gone, self._lost_at = time.monotonic() - self._lost_at, None
-        self._log.log(self._level, "%s is back after %.1f s", self._name, gone)
+        failed = f"{self._during} failed call{'s' if self._during != 1 else ''}"
+        self._log.log(self._level, "%s is back after %.1f s (%s)", self._name, gone, failed)
 
 
 _OUTAGES: weakref.WeakKeyDictionary[object, OutageLog] = weakref.WeakKeyDictionary()

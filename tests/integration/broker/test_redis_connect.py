@@ -1,12 +1,24 @@
-"""Redis clients from URLs: deployment modes named in errors, sentinel masters configured from
-the URL (no server needed: clients connect lazily)."""
+"""Redis clients from addresses: deployment modes named in errors, sentinel masters configured
+from the URL (no server needed: clients connect lazily); TLS with a private CA, mutual TLS and
+a server name against private servers."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from managed_redis import SERVER_NAME, Certs, make_certs
+from restartable_redis import restartable_redis
+from sluiceway.broker.base import BrokerOptions
+from sluiceway.broker.quota_stores import open_quota_stores
+from sluiceway.broker.redis import open_redis_broker
 from sluiceway.broker.redis_connect import connect_redis
 from sluiceway.errors import ConfigError
+from sluiceway.localservices import RedisServer
 
 
 @pytest.mark.parametrize(
@@ -30,3 +42,91 @@ async def test_sentinel_masters_take_auth_db_and_tls_from_the_url() -> None:
         assert "host" not in kwargs  # the master's address comes from the sentinels
     finally:
         await client.aclose()
+
+
+# -- TLS against private servers: a private CA, mutual TLS, a server name -------------------
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    return make_certs(tmp_path_factory.mktemp("tls"))
+
+
+async def _ping(url: str) -> bool:
+    client = connect_redis(url)
+    try:
+        return bool(await client.ping())
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.redis
+async def test_a_private_ca_is_trusted_through_the_url_and_nothing_else(
+    certs: Certs, redis_factory: Callable[..., RedisServer]
+) -> None:
+    server = redis_factory(tls=True, args=certs.server_args(clients=False))
+    with pytest.raises(RedisConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+        await _ping(server.url)
+    assert await _ping(f"{server.url}?{certs.query()}")
+
+
+@pytest.mark.redis
+async def test_mutual_tls_presents_the_client_certificate_from_the_url(
+    certs: Certs, redis_factory: Callable[..., RedisServer]
+) -> None:
+    server = redis_factory(tls=True, args=certs.server_args(clients=True))
+    with pytest.raises(RedisConnectionError):
+        await _ping(f"{server.url}?{certs.query()}")
+    assert await _ping(f"{server.url}?{certs.query(client=True)}")
+
+
+@pytest.mark.redis
+async def test_the_server_name_checked_is_the_one_the_url_names(
+    certs: Certs, redis_factory: Callable[..., RedisServer]
+) -> None:
+    server = redis_factory(tls=True, args=certs.server_args(clients=False))
+    base = f"{server.url}?{certs.query()}"
+    assert await _ping(f"{base}&ssl_server_name={SERVER_NAME}")
+    with pytest.raises(RedisConnectionError, match=r"match|mismatch"):
+        await _ping(f"{base}&ssl_server_name=other.internal")
+
+
+@pytest.mark.redis
+async def test_the_broker_and_its_quota_stores_open_over_mutual_tls(
+    certs: Certs, redis_factory: Callable[..., RedisServer]
+) -> None:
+    server = redis_factory(tls=True, args=certs.server_args(clients=True))
+    options = BrokerOptions(url=f"{server.url}?{certs.query(client=True)}")
+    broker = await open_redis_broker(options)
+    try:
+        stores = await open_quota_stores("redis-sortedset", broker, options)
+        await broker.enqueue("q", [("m", 1.0)])
+        assert await broker.backlog("q") == 1
+        other = stores(f"{server.host}:{server.port}")  # a gate's bare host:port: same server
+        assert other is stores("")
+        await stores.aclose()
+    finally:
+        await broker.aclose()
+
+
+# -- reconnection: a restart leaves every pooled connection stale ---------------------------
+
+
+@pytest.mark.redis
+@pytest.mark.serial
+async def test_after_a_restart_every_command_is_sent_again_on_a_fresh_connection(
+    tmp_path: Path,
+) -> None:
+    with restartable_redis(tmp_path) as server:
+        broker = await open_redis_broker(BrokerOptions(url=server.url))
+        try:
+            await broker.enqueue("q", [("m", 1.0)])
+            # 20 held connections in the pool, as 20 waiting clients leave them
+            await asyncio.gather(*(broker.backlog("q") for _ in range(20)))
+            server.restart()
+            answers = await asyncio.gather(
+                *(broker.backlog("q") for _ in range(20)), return_exceptions=True
+            )
+        finally:
+            await broker.aclose()
+    assert answers == [1] * 20

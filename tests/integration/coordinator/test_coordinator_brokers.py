@@ -1,17 +1,22 @@
-"""The coordinator on Redis (notify and poll wake-ups), SQLite and PostgreSQL, with a processor
-draining."""
+"""The coordinator on Redis (notify and poll wake-ups, a restart under held waits), SQLite and
+PostgreSQL, with a processor draining."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import aiohttp
 import openai
 import pytest
 import redis.asyncio as aioredis
 from coordinator_rig import running_front
 
+from restartable_redis import restartable_redis
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
@@ -19,6 +24,7 @@ from sluiceway.broker.redis import RedisBroker
 from sluiceway.broker.wakeup import WakeMode
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.localservices import RedisServer
+from sluiceway.sim import SimConfig
 
 MODEL = "sim-model"
 
@@ -96,3 +102,39 @@ async def test_on_postgres_woken_by_notify(postgres_dsn: str) -> None:
         running_front(broker=broker, quota_store=store, wakeup_mode="notify") as front,
     ):
         assert await wait_for_answers(front.url, "premium", 2) == [2, 2]
+
+
+@pytest.mark.redis
+@pytest.mark.serial
+async def test_held_waits_ride_out_a_redis_restart_with_one_lost_and_one_back_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    slow = SimConfig(max_num_seqs=4, time_to_first_token=1.0, inter_token_latency=0.05)
+    headers = {"x-llm-d-tenant": "premium", "x-llm-d-async-mode": "wait"}
+    body = {"model": MODEL, "prompt": "p", "max_tokens": 2}
+    with restartable_redis(tmp_path) as server:
+        async with (
+            backend("redis-sortedset", server.url) as (broker, store),
+            running_front(
+                broker=broker, quota_store=store, sim_config=slow, wakeup_mode="poll"
+            ) as front,
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as client,
+        ):
+
+            async def wait() -> int:
+                url = f"{front.url}/v1/completions"
+                async with client.post(url, json=body, headers=headers) as reply:
+                    return reply.status
+
+            waits = [asyncio.create_task(wait()) for _ in range(20)]
+            end = time.monotonic() + 60
+            while front.coordinator.metrics.waiting._value.get() < 20:  # all 20 held
+                assert time.monotonic() < end, "the waits were never held"
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(server.restart)
+            statuses = await asyncio.gather(*waits)
+    assert statuses == [200] * 20
+    loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("broker lost" in m for m in loud) <= 1, loud
+    assert sum("broker is back" in m for m in loud) <= 1, loud

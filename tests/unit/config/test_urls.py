@@ -12,7 +12,7 @@ from sluiceway.config.urls import (
     check_sqlite_path,
     mask_credentials,
 )
-from sluiceway.errors import ConfigError
+from sluiceway.errors import ConfigError, without_secrets
 
 
 @pytest.mark.parametrize("url", ["redis://h:6379/0", "rediss://u:p@h:6380", "unix:///tmp/r.sock"])
@@ -66,3 +66,27 @@ def test_passwords_are_masked_and_the_rest_kept() -> None:
     assert mask_credentials("redis://:s3cret@h:6379/0") == "redis://:***@h:6379/0"
     assert mask_credentials("redis://app:s3cret@h/1") == "redis://app:***@h/1"
     assert mask_credentials("redis://h:6379/0") == "redis://h:6379/0"
+
+
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("app:hunter22@h:6379", "app:***@h:6379"),
+        ("redis://h:6379/0?password=hunter22&db=1", "redis://h:6379/0?password=***&db=1"),
+        ("redis://u:hun%40ter22@h/0", "redis://u:***@h/0"),
+        ("redis://u:hun@ter22@h/0", "redis://u:***@h/0"),
+        (
+            "redis+sentinel://:hunter22@a:1,b:2/m?sentinel_password=hunter33",
+            "redis+sentinel://:***@a:1,b:2/m?sentinel_password=***",
+        ),
+        ("https://x/v1?token=hunter22", "https://x/v1?token=***"),
+    ],
+)
+def test_every_form_of_secret_is_masked(url: str, masked: str) -> None:
+    assert mask_credentials(url) == masked
+
+
+def test_a_masked_secret_is_redacted_from_any_later_text() -> None:
+    mask_credentials("redis://:hunter77%2Fx@h:6379/0")
+    text = "AUTH hunter77/x failed, sent hunter77%2Fx"
+    assert without_secrets(text) == "AUTH *** failed, sent ***"

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from sluiceway.config.urls import mask_credentials
 from sluiceway.errors import BrokerError, ConfigError
 from sluiceway.observability.logging import (
     OutageLog,
@@ -141,6 +142,7 @@ def test_an_outage_is_one_warning_lost_and_one_back(caplog: pytest.LogCaptureFix
         "broker lost",
         "broker is back",
     ]
+    assert warnings[1].getMessage().endswith("(50 failed calls)") and outage.failures == 50
     assert all(r.exc_info is None for r in caplog.records)
 
 
@@ -172,3 +174,14 @@ def test_one_outage_log_per_dependency() -> None:
     assert outage_log(dep, "broker", logger) is outage_log(dep, "broker", logger)
     assert named_outage_log("upstream a", logger) is named_outage_log("upstream a", logger)
     assert named_outage_log("upstream a", logger) is not named_outage_log("upstream b", logger)
+
+
+def test_no_log_line_shows_a_registered_secret(root_restored: None) -> None:
+    out = io.StringIO()
+    configure_logging("info", "json", stream=out)
+    mask_credentials("redis://app:Lg0Secret@h:6379/0")
+    try:
+        raise ValueError("AUTH Lg0Secret refused")
+    except ValueError:
+        logging.getLogger("sluiceway.t").exception("open redis://app:Lg0Secret@h failed")
+    assert "Lg0Secret" not in out.getvalue() and "redis://app:***@h" in out.getvalue()
