@@ -20,6 +20,7 @@ always-on part costs. Needs ``valgrind``; a few minutes per column.
 
     python -m bench router_instructions
     python -m bench router_instructions --small 20 --large 100 --baseline d210b14
+    python -m bench router_instructions --columns on        # off and on only
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from bench.router_overhead import CONFIG, PAYLOAD, _start, traced_env
 
 QUIET = ["--metrics-scrape-interval", "0", "--health-interval", "60s", "--models-interval", "0"]
 WARM_UP = 10
+COLUMNS = ("off", "on", "log only", "on, 10 % traced")
 AT_ONCE = 4
 
 
@@ -94,6 +96,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--small", type=int, default=20)
     parser.add_argument("--large", type=int, default=100)
     parser.add_argument("--baseline", help="a git revision to measure beside (signals off)")
+    parser.add_argument(
+        "--columns", default=",".join(COLUMNS), help="which, comma-separated (off always)"
+    )
     args = parser.parse_args(argv)
     if not have_valgrind():
         print("valgrind not found (Debian package valgrind): nothing measured")
@@ -118,15 +123,20 @@ def main(argv: list[str]) -> int:
             del plain[key]
         off = _router(f.name, sim_url, "--access-log-sample", "0")
         on = _router(f.name, sim_url, "--access-log-sample", "1")
-        columns["off"] = _column(ROOT, off, plain, args.small, args.large)
-        columns["on"] = _column(ROOT, on, traced_env(sink_url), args.small, args.large)
-        columns["log only"] = _column(ROOT, on, plain, args.small, args.large)
         tenth = dict(
             traced_env(sink_url),
             OTEL_TRACES_SAMPLER="traceidratio",
             OTEL_TRACES_SAMPLER_ARG="0.1",
         )
-        columns["on, 10 % traced"] = _column(ROOT, on, tenth, args.small, args.large)
+        runs = {
+            "off": (off, plain),
+            "on": (on, traced_env(sink_url)),
+            "log only": (on, plain),
+            "on, 10 % traced": (on, tenth),
+        }
+        for name in ["off", *(c for c in args.columns.split(",") if c in runs and c != "off")]:
+            flags, env = runs[name]
+            columns[name] = _column(ROOT, flags, env, args.small, args.large)
         if args.baseline:
             with worktree(args.baseline) as tree:
                 before = _router(f.name, sim_url)

@@ -6,5 +6,7 @@
 - ``served_request``: one request's facts as it goes (pure), which feed, through
   ``request_observer``, three sinks: ``access_log`` (one line per request, sampled),
   ``http_metrics`` (requests, durations and time to first byte by route template) and
-  ``tracing`` (OpenTelemetry spans, the ``otel`` extra, set up from ``OTEL_*``).
+  ``tracing`` (OpenTelemetry spans, the ``otel`` extra, set up from ``OTEL_*``), which makes
+  a request's spans in one go at its end (``trace_spans``, pure) and posts them as OTLP
+  protobuf encoded directly (``otlp_export``).
 """

@@ -57,9 +57,14 @@ class RequestObserver:
         for name, value in headers:
             if name == _REQUEST_ID:
                 record.request_id = value.decode("latin-1")
-        if self.tracing is not None:
-            text = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in headers}
-            self.tracing.begin(record, text)
+        tracing = self.tracing
+        if tracing is not None:
+            # Only the propagators' headers are read (none, usually: nothing decoded).
+            fields = tracing.raw_fields
+            text = {
+                n.decode("latin-1"): v.decode("latin-1") for n, v in headers if n.lower() in fields
+            }
+            tracing.begin(record, text)
         return record
 
     def end(self, record: ServedRequest) -> None:

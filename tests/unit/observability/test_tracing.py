@@ -3,11 +3,17 @@ tracing on."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from opentelemetry import propagate
+from opentelemetry.propagators.composite import CompositePropagator
+from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from sluiceway.observability.served_request import ServedRequest
 from sluiceway.observability.tracing import (
@@ -119,3 +125,35 @@ def test_from_environment_is_none_without_an_exporter_and_named_with_one() -> No
         assert tracing.provider.resource.attributes["service.name"] == "sluiceway-router"
     finally:
         tracing.shutdown()
+
+
+class _Marker(TextMapPropagator):
+    """A second propagator: the configured set is then not W3C alone."""
+
+    def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
+        return context
+
+    def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+        carrier["x-marker"] = "1"
+
+    @property
+    def fields(self) -> set[str]:
+        return {"x-marker"}
+
+
+def test_other_propagators_write_their_headers_beside_traceparent() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(CompositePropagator([TraceContextTextMapPropagator(), _Marker()]))
+    try:
+        tracing = Tracing(provider)
+        _, upstream = _served(tracing)
+    finally:
+        propagate.set_global_textmap(before)
+    client = next(s for s in exporter.get_finished_spans() if s.name == "upstream").context
+    assert upstream == {
+        "traceparent": f"00-{CALLER_TRACE}-{client.span_id:016x}-01",
+        "x-marker": "1",
+    }
