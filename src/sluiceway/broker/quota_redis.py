@@ -14,13 +14,13 @@ after two windows (wall time: the window divided by the time scale).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from redis.exceptions import RedisError
 
 from sluiceway.broker import lua
 from sluiceway.broker.keys import Keyspace
 from sluiceway.broker.redis_connect import AnyRedis, connect_redis
+from sluiceway.config.redis_address import parse_redis_address
 from sluiceway.errors import BrokerError
 
 __all__ = [
@@ -141,9 +141,11 @@ def quota_url(address: str, *, processor_url: str | None = None) -> str:
 
 
 def host_port(url: str) -> str:
-    """The ``host:port`` a Redis URL points at (port 6379 when not given)."""
-    parts = urlsplit(url)
-    return f"{parts.hostname}:{parts.port or 6379}"
+    """The ``host:port`` a Redis URL points at (port 6379 when not given); for a Sentinel
+    address, its sentinels (no gate names those: a gate on the broker's Redis leaves the
+    address empty)."""
+    address = parse_redis_address(url, field="url")
+    return ",".join(f"{host}:{port}" for host, port in address.hosts) or address.path
 
 
 async def open_redis_quota_store(

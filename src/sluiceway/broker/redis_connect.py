@@ -65,7 +65,7 @@ def redis_address(
     through ``addrs`` (the processor's transport keys), the URL's credentials, TLS and DB."""
     if mode not in ("standalone", "cluster", "sentinel"):
         raise ConfigError(f"unknown mode {mode!r} (standalone, cluster, sentinel)", field="mode")
-    address = parse_redis_address(url, field="url")
+    address = parse_redis_address(url, field="url", sentinel_elsewhere=mode == "sentinel")
     if mode != "sentinel":
         return address
     if not addrs or not master_name:
@@ -145,6 +145,16 @@ def connect_redis(
     return Redis.from_pool(pool)
 
 
+class _SentinelMaster(Redis):
+    """The master's client; closing it closes the sentinels' connections too."""
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await super().aclose(close_connection_pool)
+        manager = getattr(self.connection_pool, "sentinel_manager", None)
+        for sentinel in getattr(manager, "sentinels", ()):
+            await sentinel.aclose()
+
+
 def _sentinel_master(address: RedisAddress, server: dict[str, Any]) -> Redis:
     """The master of ``address.master_name`` found through the sentinels of ``address``,
     which have their own credentials and TLS."""
@@ -156,7 +166,7 @@ def _sentinel_master(address: RedisAddress, server: dict[str, Any]) -> Redis:
     if address.tls is not None:
         server["ssl"] = True
     sentinel = Sentinel(list(address.hosts), sentinel_kwargs=ask, **server)  # type: ignore[no-untyped-call]
-    return cast(Redis, sentinel.master_for(address.master_name))
+    return cast(Redis, sentinel.master_for(address.master_name, redis_class=_SentinelMaster))
 
 
 def failure_text(exc: BaseException) -> str:

@@ -14,8 +14,9 @@ from pydantic import Field, field_validator, model_validator
 
 from sluiceway.config.gates import check_gate
 from sluiceway.config.params import FlexFloat, FlexInt, JsonObject
+from sluiceway.config.redis_address import parse_redis_address
 from sluiceway.config.strict import Loaded, StrictModel, join_path, validate_model
-from sluiceway.config.urls import check_redis_url, check_sqlite_path
+from sluiceway.config.urls import check_sqlite_path
 from sluiceway.errors import ConfigError, UnsupportedError
 from sluiceway.wire.lanes import LANE_KEYS, TIERS
 
@@ -230,7 +231,8 @@ class TransportConfig(StrictModel):
 
     def _check_address(self, path: str) -> None:
         if self.transport == "redis-sortedset" and self.url:
-            check_redis_url(self.url, field=join_path(path, "url"))
+            sentinel = self.mode == "sentinel"
+            parse_redis_address(self.url, field=join_path(path, "url"), sentinel_elsewhere=sentinel)
         for index, addr in enumerate(self.addrs):
             if "://" in addr:
                 raise ConfigError(

@@ -101,11 +101,10 @@ class RedisAddress:
         return bool(self.master_name)
 
     def with_sentinels(self, addrs: list[str], master_name: str, *, field: str) -> RedisAddress:
-        """This address's credentials, TLS and DB, the master found through ``addrs``
-        (the processor's ``mode: sentinel`` with ``addrs`` and ``master_name``)."""
+        """This address's credentials, TLS, DB and sentinel options, the master found through
+        ``addrs`` (the processor's ``mode: sentinel`` with ``addrs`` and ``master_name``)."""
         hosts = tuple(_host_port(a, 26379, field=field) for a in addrs)
-        tls = self.tls is not None
-        return replace(self, hosts=hosts, master_name=master_name, sentinel_tls=tls)
+        return replace(self, hosts=hosts, master_name=master_name)
 
 
 def _bool(name: str, value: str, *, field: str) -> bool:
@@ -181,9 +180,10 @@ def _db(text: str, *, field: str) -> int:
     return int(text)
 
 
-def parse_redis_address(url: str, *, field: str) -> RedisAddress:
+def parse_redis_address(url: str, *, field: str, sentinel_elsewhere: bool = False) -> RedisAddress:
     """``url`` read as one of the forms above; ConfigError naming ``field`` otherwise (the
-    message shows the address with its secrets masked)."""
+    message shows the address with its secrets masked). ``sentinel_elsewhere``: the sentinels
+    are named apart (the processor's ``mode: sentinel``), so sentinel options are welcome."""
     shown = mask_credentials(url)  # registers the secrets first
     scheme, sep, _ = url.partition("://")
     if not sep or scheme not in _SCHEMES:
@@ -196,7 +196,10 @@ def parse_redis_address(url: str, *, field: str) -> RedisAddress:
     parts = urlsplit(url)
     options = _options(parts.query, field=field)
     sentinel = scheme in SENTINEL_SCHEMES
-    if not sentinel and (given := sorted(set(options) & set(_SENTINEL_OPTIONS))):
+    if sentinel and sentinel_elsewhere:
+        raise ConfigError("name the sentinels once: mode sentinel or a sentinel URL", field=field)
+    given = sorted(set(options) & set(_SENTINEL_OPTIONS))
+    if given and not (sentinel or sentinel_elsewhere):
         raise ConfigError(f"option {given[0]} needs a redis+sentinel:// address", field=field)
     tls = _tls(options, scheme.startswith("rediss"), field=field)
     userinfo, _, hostlist = parts.netloc.rpartition("@")
@@ -229,6 +232,6 @@ def parse_redis_address(url: str, *, field: str) -> RedisAddress:
         master_name=master,
         sentinel_username=options.get("sentinel_username", ""),
         sentinel_password=options.get("sentinel_password", ""),
-        sentinel_tls=sentinel and _bool("sentinel_ssl", sentinel_tls, field=field),
+        sentinel_tls=_bool("sentinel_ssl", sentinel_tls, field=field),
         **timeouts,
     )

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from managed_redis import SERVER_NAME, Certs, make_certs
+from managed_redis import SERVER_NAME, Certs, make_certs, start_sentinels
 from restartable_redis import restartable_redis
 from sluiceway.broker.base import BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.broker.redis import open_redis_broker
 from sluiceway.broker.redis_connect import connect_redis
-from sluiceway.errors import ConfigError
+from sluiceway.errors import BrokerError, ConfigError
 from sluiceway.localservices import RedisServer
 
 
@@ -130,3 +130,48 @@ async def test_after_a_restart_every_command_is_sent_again_on_a_fresh_connection
         finally:
             await broker.aclose()
     assert answers == [1] * 20
+
+
+# -- Sentinel: three sentinels watching a private master ------------------------------------
+
+
+async def _backlog_through(url: str) -> int:
+    broker = await open_redis_broker(BrokerOptions(url=url))
+    try:
+        await broker.enqueue("q", [("m", 1.0)])
+        return await broker.backlog("q")
+    finally:
+        await broker.aclose()
+
+
+@pytest.mark.redis
+@pytest.mark.serial
+async def test_the_broker_finds_its_master_through_three_sentinels(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    found = start_sentinels(redis_factory, redis_factory(keyspace_events="KEA"))
+    assert await _backlog_through(found.url()) == 1
+    raw = connect_redis(found.master.url)
+    try:
+        assert await raw.zcard("q") == 1  # on the master the sentinels name
+    finally:
+        await raw.aclose()
+
+
+@pytest.mark.redis
+@pytest.mark.serial
+async def test_sentinels_and_master_with_passwords_of_their_own(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    master = redis_factory(args=["--requirepass", "master-pw-1"])
+    found = start_sentinels(
+        redis_factory, master, master_password="master-pw-1",
+        sentinel_args=["--requirepass", "sentinel-pw-2"],
+    )  # fmt: skip
+    good = found.url(userinfo=":master-pw-1@", query="sentinel_password=sentinel-pw-2")
+    assert await _backlog_through(good) == 1
+    with pytest.raises(BrokerError) as err:
+        await _backlog_through(found.url(userinfo=":master-pw-1@"))
+    text = str(err.value)
+    assert "no master named 'mymaster' through the sentinels" in text, text
+    assert text.count("Authentication") == 3 and "master-pw-1" not in text

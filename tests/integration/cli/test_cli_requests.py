@@ -1,5 +1,6 @@
-"""``publish``, ``results``, ``cancel`` and ``status`` as child processes, on SQLite and Redis:
-output and exit codes as a user sees them."""
+"""``publish``, ``results``, ``cancel`` and ``status`` as child processes, on SQLite and Redis
+(plain, mutual TLS with a private CA, behind three sentinels): output and exit codes as a user
+sees them."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from pathlib import Path
 import pytest
 from cli_harness import Child, Ran, sluiceway
 
+from managed_redis import make_certs, start_sentinels
 from sluiceway.broker.base import Broker, BrokerOptions, ClaimAsk, ResultWrite
 from sluiceway.broker.redis import open_redis_broker
 from sluiceway.broker.sqlite import open_sqlite_broker
-from sluiceway.localservices import RedisServer
 from sluiceway.wire import decode_envelope
 
 RESULTS = "results-list"
@@ -28,16 +29,40 @@ class Where:
     broker: Broker
 
 
-@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def _managed_redis_url(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A Redis as managed services run it: mutual TLS with a private CA, or a master behind
+    three sentinels, both with passwords of their own."""
+    start = request.getfixturevalue("redis_factory")
+    if kind == "redis-mutual-tls":
+        certs = make_certs(tmp_path / "tls")
+        server = start(tls=True, args=[*certs.server_args(clients=True), "--requirepass", "pw-1"])
+        return f"rediss://:pw-1@127.0.0.1:{server.port}/0?{certs.query(client=True)}"
+    master = start(args=["--requirepass", "master-pw"])
+    found = start_sentinels(
+        start, master, master_password="master-pw", sentinel_args=["--requirepass", "s-pw"]
+    )
+    return found.url(userinfo=":master-pw@", query="sentinel_password=s-pw")
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param("redis", marks=pytest.mark.redis),
+        pytest.param("redis-mutual-tls", marks=pytest.mark.redis),
+        pytest.param("redis-sentinel", marks=[pytest.mark.redis, pytest.mark.serial]),
+    ]
+)
 async def where(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Where]:
     if request.param == "sqlite":
         db = tmp_path / "q.db"
         broker = await open_sqlite_broker(BrokerOptions(url=str(db)))
         flags = ["--transport", "sqlite", "--url", str(db)]
     else:
-        server: RedisServer = request.getfixturevalue("redis_server")
-        broker = await open_redis_broker(BrokerOptions(url=server.url))
-        flags = ["--url", server.url]
+        url = request.getfixturevalue("redis_server").url
+        if request.param != "redis":
+            url = _managed_redis_url(request.param, request, tmp_path)
+        broker = await open_redis_broker(BrokerOptions(url=url))
+        flags = ["--url", url]
     yield Where(flags, broker)
     await broker.aclose()
 

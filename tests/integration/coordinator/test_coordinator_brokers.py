@@ -16,12 +16,14 @@ import pytest
 import redis.asyncio as aioredis
 from coordinator_rig import running_front
 
+from managed_redis import make_certs, start_sentinels
 from restartable_redis import restartable_redis
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import open_quota_stores
 from sluiceway.broker.redis import RedisBroker
 from sluiceway.broker.wakeup import WakeMode
+from sluiceway.config.coordinator import load_coordinator_config
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.localservices import RedisServer
 from sluiceway.sim import SimConfig
@@ -138,3 +140,27 @@ async def test_held_waits_ride_out_a_redis_restart_with_one_lost_and_one_back_li
     loud = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert sum("broker lost" in m for m in loud) <= 1, loud
     assert sum("broker is back" in m for m in loud) <= 1, loud
+
+
+@pytest.mark.redis
+@pytest.mark.serial
+@pytest.mark.parametrize("kind", ["mutual-tls", "sentinel"])
+async def test_on_a_managed_redis_the_coordinator_holds_waits_to_their_answers(
+    kind: str, redis_factory: Callable[..., RedisServer], tmp_path: Path
+) -> None:
+    if kind == "mutual-tls":
+        certs = make_certs(tmp_path)
+        server = redis_factory(
+            keyspace_events="KEA", tls=True, args=certs.server_args(clients=True)
+        )
+        url = f"{server.url}?{certs.query(client=True)}"
+    else:
+        master = redis_factory(keyspace_events="KEA", args=["--requirepass", "m-pw"])
+        found = start_sentinels(redis_factory, master, master_password="m-pw")
+        url = found.url(userinfo=":m-pw@")
+    params = load_coordinator_config({"redis_url": url}).value.broker  # the file's check
+    assert params.redis_url == url
+    async with backend("redis-sortedset", url) as (broker, store):
+        assert isinstance(broker, RedisBroker) and broker.result_wake_mode is WakeMode.EVENTS
+        async with running_front(broker=broker, quota_store=store, wakeup_mode="notify") as front:
+            assert await wait_for_answers(front.url, "premium", 3) == [2, 2, 2]

@@ -88,3 +88,12 @@ def test_a_negative_quota_limit_is_an_error_naming_the_tenant() -> None:
         load_coordinator_config(doc)
     assert info.value.field == "pipeline.steps[0].params.quota.limits.batch"
     assert load_coordinator_config({**doc, "quota": {"limits": {"batch": 0}}}).value
+
+
+def test_a_managed_redis_is_named_by_its_url_alone() -> None:
+    url = "rediss+sentinel://:pw-123@s1,s2,s3/mymaster/0?sentinel_password=spw-456"
+    assert load_coordinator_config({"redis_url": url}).value.broker.redis_url == url
+    with pytest.raises(ConfigError) as err:
+        load_coordinator_config({"redis_url": "redis://:pw-123@h/0?ssl_ca_certs=/ca.crt"})
+    assert err.value.field == "pipeline.steps[0].params.redis_url"
+    assert "needs a rediss://" in str(err.value) and "pw-123" not in str(err.value)

@@ -126,3 +126,13 @@ def test_merge_policy_errors_and_warnings() -> None:
     assert info.value.field == "parameters.fairness_header"
     loaded = load_merge_policy({"type": "random-robin", "parameters": {"tier_label": "t"}})
     assert loaded.warnings == ("parameters.tier_label: unused by random-robin",)
+
+
+def test_sentinel_mode_takes_the_sentinel_options_from_the_url_and_names_them_once() -> None:
+    sentinels = {"mode": "sentinel", "addrs": ["s1:26379"], "master_name": "m"}
+    url = "redis://:pw-123@ignored/0?sentinel_password=spw-456"
+    assert load_transport_config({"url": url, **sentinels}, "redis-sortedset").value.url == url
+    twice = "redis+sentinel://s1/m/0"
+    with pytest.raises(ConfigError, match="name the sentinels once") as err:
+        load_transport_config({"url": twice, **sentinels}, "redis-sortedset")
+    assert err.value.field == "url"
