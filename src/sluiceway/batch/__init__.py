@@ -10,8 +10,9 @@ line); ``status.py``, the status machine, request counts and the OpenAI ``batch`
 ``multipart/form-data`` reader; ``base.py``, the store protocols (``JobStore``,
 ``FileStore``).
 
-Stores: ``memory_jobs.py``, ``sqlite_jobs.py`` and ``redis_jobs.py`` (job state in the broker's
-database), ``local_files.py`` (file bytes in a directory), chosen by ``stores.py``.
+Stores: ``memory_jobs.py``, ``sqlite_jobs.py``, ``redis_jobs.py`` and ``postgres_jobs.py`` (job
+state in the broker's database), ``local_files.py`` (file bytes in a directory), chosen by
+``stores.py``.
 
 Running: ``service.py`` (the API's operations, resuming and leasing batches) starts one
 ``runner.py`` per batch (queue lines in chunks, collect, cancel, expire); ``collector.py``

@@ -1,10 +1,9 @@
 """Which job store and file store a coordinator's broker means.
 
 Job state goes to the broker's own database: the memory store beside the memory broker, the
-SQLite file of the SQLite broker (its own connection), the Redis broker's client. Pub/Sub
-keeps no result lists, so a batch's results could not be collected: a start-up error says so.
-PostgreSQL is not built yet (the Batch API answers 501 there; docs/batch.md). Files go to
-``batch.files_url``, a local directory.
+SQLite file of the SQLite broker (its own connection), the Redis broker's client, the
+PostgreSQL broker's pool. Pub/Sub keeps no result lists, so a batch's results could not be
+collected: a start-up error says so. Files go to ``batch.files_url``, a local directory.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ class BatchStores:
 async def open_batch_stores(
     transport: str, broker: Broker, options: BrokerOptions, *, files_url: str
 ) -> BatchStores | None:
-    """The stores for ``transport``; None where batches are not built (PostgreSQL)."""
+    """The stores for ``transport`` (None for a transport without a job store)."""
     if transport == "gcp-pubsub":
         raise UnsupportedError(
             "the Batch API needs a broker that keeps result lists; Pub/Sub keeps none"
@@ -52,6 +51,13 @@ async def open_batch_stores(
         if broker.keyspace.cluster:
             raise ConfigError("the Batch API does not run on Redis Cluster", field="redis_url")
         jobs = RedisJobStore(broker.client)
+    elif transport == "postgres":
+        from sluiceway.batch.postgres_jobs import open_postgres_job_store
+        from sluiceway.broker.postgres import PostgresBroker
+
+        if not isinstance(broker, PostgresBroker):
+            raise TypeError("the postgres transport needs a PostgresBroker")
+        jobs = await open_postgres_job_store(broker.db)
     else:
         return None
     return BatchStores(jobs, LocalFileStore(local_directory(files_url)))

@@ -3,8 +3,8 @@
 Each handler resolves the tenant as every route does (API key, or the trusted tenant header),
 then asks :class:`~sluiceway.batch.service.BatchService`; another tenant's file or batch is
 404. An upload is read as it streams (``batch.multipart``): the ``purpose`` field, then the
-``file`` part passed to the file store chunk by chunk, never held whole. Where batches are not
-built (PostgreSQL) or turned off, every route answers 501.
+``file`` part passed to the file store chunk by chunk, never held whole. Where batches are
+turned off (``batch.enabled: false``), every route answers 501.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""A coordinator restarted mid-batch on SQLite and Redis: the new one resumes the batch from
-the stores and every line lands exactly once in the output file."""
+"""A coordinator restarted mid-batch on SQLite, Redis and PostgreSQL: the new one resumes the
+batch from the stores and every line lands exactly once in the output file."""
 
 from __future__ import annotations
 
@@ -100,4 +100,10 @@ async def test_on_sqlite(tmp_path: Path) -> None:
 @pytest.mark.redis
 async def test_on_redis(redis_server: RedisServer, tmp_path: Path) -> None:
     async with backend("redis-sortedset", redis_server.url, tmp_path) as (broker, jobs, quota):
+        await restart_mid_batch(broker, jobs, quota, tmp_path / "files")
+
+
+@pytest.mark.serial
+async def test_on_postgres(postgres_dsn: str, tmp_path: Path) -> None:
+    async with backend("postgres", postgres_dsn, tmp_path) as (broker, jobs, quota):
         await restart_mid_batch(broker, jobs, quota, tmp_path / "files")

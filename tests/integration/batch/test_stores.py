@@ -31,11 +31,23 @@ async def test_memory_and_sqlite_keep_jobs_beside_their_queues(tmp_path: Path) -
     assert (tmp_path / "files").is_dir()
 
 
-async def test_pubsub_is_refused_and_postgres_is_not_built(tmp_path: Path) -> None:
+async def test_pubsub_is_refused_at_start(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedError, match="Pub/Sub keeps none"):
         await open_batch_stores("gcp-pubsub", MemoryBroker(), BrokerOptions(), files_url="x")
-    none = await open_batch_stores("postgres", MemoryBroker(), BrokerOptions(), files_url="x")
+    none = await open_batch_stores("unknown", MemoryBroker(), BrokerOptions(), files_url="x")
     assert none is None
+
+
+async def test_postgres_uses_the_brokers_pool(postgres_dsn: str, tmp_path: Path) -> None:
+    from sluiceway.batch.postgres_jobs import PostgresJobStore
+
+    options = BrokerOptions(url=postgres_dsn)
+    broker = await open_broker("postgres", options)
+    try:
+        stores = await open_batch_stores("postgres", broker, options, files_url=str(tmp_path))
+        assert stores is not None and isinstance(stores.jobs, PostgresJobStore)
+    finally:
+        await broker.aclose()
 
 
 @pytest.mark.redis
