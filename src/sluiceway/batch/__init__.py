@@ -16,5 +16,6 @@ state in the broker's database), ``local_files.py`` (file bytes in a directory),
 
 Running: ``service.py`` (the API's operations, resuming and leasing batches) starts one
 ``runner.py`` per batch (queue lines in chunks, collect, cancel, expire); ``collector.py``
-writes result lines idempotently; ``withdraw.py`` takes still-queued lines out of their queue.
+writes result lines idempotently; ``withdraw.py`` takes still-queued lines out of their queue;
+``metrics.py``: batches by status, lines by outcome, time to a final status.
 """

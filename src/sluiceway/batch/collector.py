@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 from sluiceway.batch.base import FileInfo, FileStore, JobStore
+from sluiceway.batch.metrics import BatchMetrics
 from sluiceway.batch.output import OutputLine, line_for_result, line_id
 from sluiceway.batch.status import BatchJob
 from sluiceway.errors import WireError
@@ -60,19 +61,27 @@ def error_file_name(batch_id: str) -> str:
 class Collector:
     """Writes one batch's lines; ``custom_ids`` maps line numbers to custom ids."""
 
-    def __init__(self, jobs: JobStore, files: FileStore, custom_ids: Mapping[int, str]) -> None:
+    def __init__(
+        self,
+        jobs: JobStore,
+        files: FileStore,
+        custom_ids: Mapping[int, str],
+        metrics: BatchMetrics | None = None,
+    ) -> None:
         self._jobs = jobs
         self._files = files
         self._ids = custom_ids
+        self._metrics = metrics
 
     async def write(self, job: BatchJob, lines: Sequence[tuple[int, OutputLine]]) -> BatchJob:
         """Append ``lines`` (number, line) not yet done and commit them; the saved job."""
         done = await self._jobs.done_lines(job.id, [n for n, _ in lines])
-        out, err, counts, numbers = bytearray(), bytearray(), job.counts, []
+        out, err, counts, numbers, outcomes = bytearray(), bytearray(), job.counts, [], []
         for number, line in lines:
             if number in done or number in numbers:
                 continue
             numbers.append(number)
+            outcomes.append(line.counted_as)
             (out if line.ok else err).extend(line.text)
             counts = counts.counted(ok=line.ok)
         if not numbers:
@@ -84,6 +93,8 @@ class Collector:
             err_size = await self._files.append(error_file_name(job.id), bytes(err), at=err_size)
         job = dataclasses.replace(job, counts=counts, output_bytes=out_size, error_bytes=err_size)
         await self._jobs.commit_lines(job, numbers)
+        if self._metrics is not None:
+            self._metrics.written(outcomes)
         return job
 
     def result_lines(self, job: BatchJob, records: Sequence[str]) -> list[tuple[int, OutputLine]]:

@@ -39,6 +39,11 @@ class OutputLine:
 
     text: bytes
     ok: bool  # True: the output file; False: the error file
+    outcome: str = ""  # completed, failed, expired or cancelled (metrics)
+
+    @property
+    def counted_as(self) -> str:
+        return self.outcome or ("completed" if self.ok else "failed")
 
 
 def line_id(batch_id: str, number: int) -> str:
@@ -57,14 +62,16 @@ def _body(payload: str) -> Any:
         return payload
 
 
-def _error_line(ident: str, custom_id: str, code: str, message: str) -> OutputLine:
+def _error_line(
+    ident: str, custom_id: str, code: str, message: str, outcome: str = "failed"
+) -> OutputLine:
     doc = {
         "id": ident,
         "custom_id": custom_id,
         "response": None,
         "error": {"code": code, "message": message},
     }
-    return OutputLine(_encoded(doc), ok=False)
+    return OutputLine(_encoded(doc), ok=False, outcome=outcome)
 
 
 def line_for_result(
@@ -90,8 +97,8 @@ def line_for_result(
 
 
 def expired_line(ident: str, custom_id: str) -> OutputLine:
-    return _error_line(ident, custom_id, EXPIRED_CODE, _EXPIRED_MESSAGE)
+    return _error_line(ident, custom_id, EXPIRED_CODE, _EXPIRED_MESSAGE, "expired")
 
 
 def cancelled_line(ident: str, custom_id: str) -> OutputLine:
-    return _error_line(ident, custom_id, CANCELLED_CODE, _CANCELLED_MESSAGE)
+    return _error_line(ident, custom_id, CANCELLED_CODE, _CANCELLED_MESSAGE, "cancelled")

@@ -21,11 +21,12 @@ import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, cast
 
 from sluiceway.batch.base import FileStore, JobStore
 from sluiceway.batch.collector import PASS_SIZE, Collector, register_outputs, request_id
+from sluiceway.batch.metrics import BatchMetrics
 from sluiceway.batch.output import cancelled_line, expired_line
 from sluiceway.batch.status import BatchJob, BatchStatus
 from sluiceway.batch.withdraw import withdraw_queued
@@ -57,6 +58,7 @@ class RunnerParts:
     quota_attribute: str
     notify: bool  # the broker wakes result waiters (else look every ``poll`` wall seconds)
     poll: float = 0.2
+    metrics: BatchMetrics = field(default_factory=BatchMetrics)
 
 
 async def _request_lines(files: FileStore, file_id: str) -> AsyncIterator[tuple[int, bytes]]:
@@ -78,7 +80,7 @@ class BatchRunner:
         self._dest = result_list(job.tenant, job.id)
         self._prefix = f"{job.tenant}:{job.id}-"
         self._ids: dict[int, str] = {}
-        self._collector = Collector(parts.jobs, parts.files, self._ids)
+        self._collector = Collector(parts.jobs, parts.files, self._ids, parts.metrics)
         self._producer = Producer(parts.broker, clock=parts.clock)
 
     def poke(self) -> None:
@@ -93,10 +95,14 @@ class BatchRunner:
         return job
 
     async def _move(self, to: BatchStatus) -> BatchJob:
-        return await self._save(self.job.moved(to, self._now()))
+        before, now = self.job.status, self._now()
+        job = await self._save(self.job.moved(to, now))
+        self._p.metrics.moved(before, to, age=float(now - job.created_at))
+        return job
 
     async def run(self) -> BatchJob:
         """Run to a final status (returns the final job)."""
+        self._p.metrics.moved(None, self.job.status, age=0.0)
         await self._read_custom_ids()
         resumed = self.job.status is not BatchStatus.VALIDATING  # lines may be queued already
         if not resumed:
@@ -242,5 +248,5 @@ class BatchRunner:
 
     async def _final(self, status: BatchStatus) -> BatchJob:
         """Register the output and error files and move to ``status``."""
-        job = await register_outputs(self.job, self._p.jobs, self._now())
-        return await self._save(job.moved(status, self._now()))
+        self.job = await register_outputs(self.job, self._p.jobs, self._now())
+        return await self._move(status)

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from sluiceway.batch.base import FileInfo, Page
 from sluiceway.batch.lines import SUPPORTED_URLS, BodyCheck, LineValidator
+from sluiceway.batch.metrics import BatchMetrics
 from sluiceway.batch.runner import BatchRunner, RunnerParts
 from sluiceway.batch.status import BatchJob, RequestCounts
 
@@ -213,6 +214,7 @@ class BatchService:
             raise
         finally:
             self._runners.pop(runner.job.id, None)
+            self._p.metrics.stopped(runner.job.status)
 
     async def aclose(self) -> None:
         """Stop the runners and the rescan, and hand the leases back: the batches resume at
@@ -231,6 +233,10 @@ class BatchService:
         for batch_id in running:
             with contextlib.suppress(Exception):
                 await self._p.jobs.take_lease(batch_id, self._owner, until=now, now=now)
+
+    @property
+    def metrics(self) -> BatchMetrics:
+        return self._p.metrics
 
     @property
     def running(self) -> int:

@@ -86,7 +86,10 @@ def build_coordinator(
         quota=QuotaKeeper(quota_store, params, clock=clock),
         batches=batches,
     )
-    return Coordinator(params, parts, max_body_bytes=max_body_bytes)
+    front = Coordinator(params, parts, max_body_bytes=max_body_bytes)
+    if batches is not None:
+        batches.metrics.register(front.metrics.registry)
+    return front
 
 
 def mount_coordinator(

@@ -173,6 +173,12 @@ def router_metric(name: str, *, deprecated: bool = False) -> str:
 COORDINATOR_REQUESTS_TOTAL: Final = "sluiceway_coordinator_requests_total"
 COORDINATOR_HELD_CONNECTIONS: Final = "sluiceway_coordinator_held_connections"
 COORDINATOR_LEARNED_PATIENCE: Final = "sluiceway_coordinator_learned_patience_seconds"
+# the Batch API (docs/batch.md): batches this replica runs by status, batches ended by final
+# status, lines written by outcome, and the time from creation to a final status
+COORDINATOR_BATCHES_RUNNING: Final = "sluiceway_coordinator_batches_running"
+COORDINATOR_BATCHES_FINISHED_TOTAL: Final = "sluiceway_coordinator_batches_finished_total"
+COORDINATOR_BATCH_LINES_TOTAL: Final = "sluiceway_coordinator_batch_lines_total"
+COORDINATOR_BATCH_DURATION_SECONDS: Final = "sluiceway_coordinator_batch_duration_seconds"
 
 # -- HTTP, per component (sluiceway's own, issue 28): requests by route template, method,
 # status and band; durations and, for streams, the time to the first byte ----------------

@@ -23,7 +23,7 @@ from sluiceway.coordinator.batches import batch_service
 from sluiceway.gates.quota_store import QuotaStore
 from sluiceway.localservices import RedisServer
 
-LINES = 300
+LINES = 200
 
 
 @contextlib.asynccontextmanager
@@ -45,7 +45,7 @@ async def backend(
 
 async def restart_mid_batch(broker: Broker, jobs: JobStore, quota: QuotaStore, files: Path) -> None:
     async with running_batch_front(
-        files, broker=broker, jobs=jobs, quota_store=quota, workers=4
+        files, broker=broker, jobs=jobs, quota_store=quota, workers=2
     ) as front:
         api = openai.AsyncOpenAI(
             base_url=f"{front.url}/v1",
@@ -55,7 +55,7 @@ async def restart_mid_batch(broker: Broker, jobs: JobStore, quota: QuotaStore, f
         )
         async with api:
             uploaded = await api.files.create(
-                file=("in.jsonl", input_lines(LINES, max_tokens=16)), purpose="batch"
+                file=("in.jsonl", input_lines(LINES, max_tokens=48)), purpose="batch"
             )
             batch = await api.batches.create(
                 input_file_id=uploaded.id, endpoint="/v1/completions", completion_window="24h"

@@ -6,6 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
+import aiohttp
 import openai
 import pytest
 from batch_rig import input_lines, read_lines, running_batch_front
@@ -62,6 +63,10 @@ async def test_a_thousand_lines_complete_each_custom_id_once_in_openai_shape(
         assert first["response"]["status_code"] == 200
         assert first["response"]["body"]["usage"]["completion_tokens"] == 4
         assert done.completed_at >= done.in_progress_at  # type: ignore[attr-defined]
+        async with aiohttp.ClientSession() as http, http.get(f"{front.url}/metrics") as reply:
+            scraped = await reply.text()
+        assert 'sluiceway_coordinator_batch_lines_total{outcome="completed"} 1000.0' in scraped
+        assert 'sluiceway_coordinator_batches_finished_total{status="completed"} 1.0' in scraped
 
 
 def custom_ids(*files: bytes) -> list[str]:
