@@ -13,9 +13,11 @@ Files:
 - ``sqlite`` (the ``sqlite`` broker: embedded, durable, one machine) with ``sqlite_db`` (one
   connection on its own thread, one immediate transaction per call);
 - ``redis`` (the ``redis-sortedset`` broker, upstream's keys and formats) with ``redis_connect``
-  (clients from URLs, the wake-up mode), ``redis_batch`` (script calls coalesced per event-loop
-  turn), ``wakeup`` (keyspace notifications, else polling), ``cancel_cache`` (fewer round trips
-  for cancellation checks), ``keys`` (every Redis key, in one place) and ``lua`` (the scripts);
+  (clients from URLs, the wake-up mode), ``redis_probe`` (what the Redis user may do: the
+  notification flags without CONFIG, the ACL checked at open), ``redis_batch`` (script calls
+  coalesced per event-loop turn), ``wakeup`` (keyspace notifications, else polling),
+  ``cancel_cache`` (fewer round trips for cancellation checks), ``keys`` (every Redis key, in
+  one place) and ``lua`` (the scripts);
 - ``postgres`` (the ``postgres`` broker: many processors on one database) with ``postgres_db``
   (the connection pool, LISTEN, migrations), ``postgres_schema`` (every table, function and
   statement), ``postgres_batch`` (acks of one event-loop turn as one statement);

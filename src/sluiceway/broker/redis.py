@@ -43,6 +43,7 @@ from sluiceway.broker.cancel_cache import CancelCache
 from sluiceway.broker.inspect import QueueCounts
 from sluiceway.broker.keys import (
     DEFAULT_RETRY_QUEUE,
+    MAILBOX_PREFIX,
     Keyspace,
     QueueKeys,
     invalid_info,
@@ -58,6 +59,7 @@ from sluiceway.broker.redis_connect import (
     failure_text,
     make_waker,
 )
+from sluiceway.broker.redis_probe import PROBE_PREFIX, check_permissions
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker
 from sluiceway.errors import BrokerError, ConfigError
 
@@ -557,10 +559,13 @@ class RedisBroker:
         return await self.peek_result(destination) is not None
 
     async def _watch_result_family(self, destination: str) -> None:
-        """One pattern subscription per result-list family (``results:req:<tenant>:``), shared
-        by every waiter of that family on this connection."""
+        """One pattern subscription for every mailbox (``results:req:*``: one pattern an ACL
+        can grant, as PSUBSCRIBE needs it written out), or per other result-list family,
+        shared by every waiter on this connection."""
         head, sep, _ = destination.rpartition(":")
         prefix = head + sep if sep else destination
+        if destination.startswith(MAILBOX_PREFIX):
+            prefix = MAILBOX_PREFIX
         waker = cast(EventWaker, self._waker)
         await waker.watch_prefix(prefix, self._results_ready.notify, lambda live: None)
 
@@ -599,6 +604,15 @@ class RedisBroker:
     @_io
     async def remove_result(self, destination: str, record: str) -> bool:
         return int(await self._client.lrem(destination, -1, record)) == 1
+
+    async def check_permissions(self, *, consumer: bool = True) -> None:
+        """BrokerError naming the ACL permission this user lacks for the processor's work (or,
+        not ``consumer``, the coordinator's: no retry set), at start rather than later
+        (``redis_probe.check_permissions``)."""
+        keys = self._keys
+        families = [keys.request_active("probe"), keys.request_cancel("probe")]
+        families += [f"{PROBE_PREFIX}check", *([keys.retry_queue_name] if consumer else [])]
+        await check_permissions(self._client, [lua.source(n) for n in lua.SCRIPT_NAMES], families)
 
     async def ping(self) -> None:
         try:

@@ -5,7 +5,7 @@ Sentinel deployments from one address (:mod:`sluiceway.config.redis_address`: AU
 with a private CA, mutual TLS and a server name, Sentinel with its own credentials and TLS).
 Every client of the package is built here, so the processor, the coordinator, every command,
 the quota stores and the ledger read an address the same way. ``make_waker`` picks the wake-up
-mode the server allows (docs/design-rules.md rule 12).
+mode the server allows (docs/design-rules.md rule 12), probing where CONFIG is denied.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.sentinel import MasterNotFoundError
-from redis.exceptions import ResponseError
 
+from sluiceway.broker.redis_probe import notify_flags
 from sluiceway.broker.wakeup import EventWaker, PollWaker, Waker, mode_for_flags
 from sluiceway.config.redis_address import RedisAddress, TlsFiles, parse_redis_address
 from sluiceway.errors import ConfigError
@@ -182,21 +182,15 @@ def failure_text(exc: BaseException) -> str:
     return f"{head} through the sentinels ({'; '.join(found)})"
 
 
-async def _notify_flags(client: AnyRedis) -> str:
-    """``notify-keyspace-events`` of the server, or "" when CONFIG is not allowed."""
-    try:
-        reply = await client.config_get("notify-keyspace-events")
-    except ResponseError:
-        return ""
-    return str(reply.get("notify-keyspace-events", ""))
-
-
 async def make_waker(client: AnyRedis, *, cluster: bool) -> Waker:
-    """The wake-up mode this server allows (docs/design-rules.md rule 12), logged once."""
-    flags = "" if cluster else await _notify_flags(client)
+    """The wake-up mode this server allows (docs/design-rules.md rule 12), logged once; the
+    flags come from CONFIG GET or, where CONFIG is denied, from a probe (``redis_probe``)."""
+    db = 0 if cluster else int(cast(Redis, client).connection_pool.connection_kwargs.get("db") or 0)
+    flags, how = ("", "cluster mode") if cluster else await notify_flags(client, db)
     mode = mode_for_flags(flags)
-    _log.info("redis broker wake-up mode: %s (notify-keyspace-events=%r)", mode.value, flags)
+    _log.info(
+        "redis broker wake-up mode: %s (notify-keyspace-events=%r, %s)", mode.value, flags, how
+    )
     if "K" not in flags and "E" not in flags:
         return PollWaker()
-    db = int(cast(Redis, client).connection_pool.connection_kwargs.get("db", 0) or 0)
     return EventWaker(client.pubsub(), flags=flags, db=db)

@@ -156,6 +156,9 @@ async def open_coordinator(
     broker = await open_broker(transport, options)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(broker.aclose)
+        check = getattr(broker, "check_permissions", None)  # Redis: the ACL, before serving
+        if check is not None:
+            await check(consumer=False)
         stores = await open_quota_stores(transport, broker, options)
         stack.push_async_callback(stores.aclose)
         batch_stores = None

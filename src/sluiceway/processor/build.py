@@ -130,6 +130,9 @@ async def open_backend(
     )
     broker = await open_broker(config.transport, options)
     try:
+        check = getattr(broker, "check_permissions", None)  # Redis: the ACL, before ready
+        if check is not None:
+            await check()
         stores = await open_quota_stores(config.transport, broker, options)
     except BaseException:
         await broker.aclose()
