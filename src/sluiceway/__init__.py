@@ -10,7 +10,7 @@ Files (docs/architecture.md has the layers and the layout):
   ports, logs, broker address);
 - ``cli_requests``: ``sluiceway publish``, ``results`` and ``cancel``; ``status``:
   ``sluiceway status``, what waits where, read from the broker; ``status_replicas``: the
-  live router and processor replicas it lists;
+  live router and processor replicas it lists; ``status_batches``: the unfinished batches;
 - ``serving``: one uvicorn start and stop on a bound socket, for every sluiceway server;
   ``ports``: ``listening <name> <url>`` lines and the ``--ports-file`` JSON;
 - ``clock``: one notion of time (``RealClock``, ``VirtualClock``); ``errors``: the error root

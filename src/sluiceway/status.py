@@ -4,7 +4,8 @@ Per queue: pending depth, claimed (in flight or buffered by a processor), parked
 quarantined as invalid, and the earliest pending deadline relative to the scaled clock. Per pool
 (when a config is given): its workers and how many of its queues' requests are claimed. On
 Redis (the broker's, or ``--ledger``'s): the live router and processor replicas with their
-in-flight counts (``status_replicas``).
+in-flight counts (``status_replicas``). The batches not yet finished, from the broker's
+database (``status_batches``).
 ``--watch S`` redraws every S seconds with rich; ``--json`` prints one JSON document.
 """
 
@@ -23,6 +24,7 @@ import typer
 from sluiceway.broker.inspect import QueueCounts
 from sluiceway.errors import ConfigError, SluicewayError
 from sluiceway.options import BrokerUrl, TimeAnchor, TimeScale, make_clock
+from sluiceway.status_batches import BatchRow, active_batch_rows, render_batches
 from sluiceway.status_replicas import ReplicaRow, live_replicas, render_replicas
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ class StatusReport:
     queues: tuple[QueueCounts, ...]
     pools: tuple[PoolRow, ...]
     replicas: tuple[ReplicaRow, ...] = ()
+    batches: tuple[BatchRow, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +64,7 @@ class StatusReport:
             "queues": [asdict(q) for q in self.queues],
             "pools": [asdict(p) for p in self.pools],
             "replicas": [asdict(r) for r in self.replicas],
+            "batches": [asdict(b) for b in self.batches],
         }
 
 
@@ -103,12 +107,17 @@ def render_table(report: StatusReport) -> Table:
 
 
 def render(report: StatusReport) -> RenderableType:
-    """The queue table, and the replicas' when any is live."""
-    if not report.replicas:
+    """The queue table, the replicas' when any is live, the batches' when any runs."""
+    if not report.replicas and not report.batches:
         return render_table(report)
     from rich.console import Group
 
-    return Group(render_table(report), render_replicas(list(report.replicas)))
+    parts: list[RenderableType] = [render_table(report)]
+    if report.replicas:
+        parts.append(render_replicas(list(report.replicas)))
+    if report.batches:
+        parts.append(render_batches(list(report.batches)))
+    return Group(*parts)
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -261,6 +270,8 @@ def status(
 async def _snapshot(broker: Any, target: _Target, now: float) -> StatusReport:
     counts = await broker.queue_counts(list(target.queues))
     report = build_report(counts, target.pools, now)
+    batches = await active_batch_rows(target.transport, broker, target.url, now)
+    report = dataclasses.replace(report, batches=tuple(batches))
     if target.replicas is None:
         return report
     return dataclasses.replace(report, replicas=tuple(await live_replicas(target.replicas)))

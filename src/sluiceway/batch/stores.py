@@ -16,7 +16,7 @@ from sluiceway.batch.memory_jobs import MemoryJobStore
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.errors import ConfigError, UnsupportedError
 
-__all__ = ["BatchStores", "open_batch_stores"]
+__all__ = ["BatchStores", "open_batch_stores", "open_job_store"]
 
 
 @dataclass(frozen=True)
@@ -25,24 +25,22 @@ class BatchStores:
     files: FileStore
 
 
-async def open_batch_stores(
-    transport: str, broker: Broker, options: BrokerOptions, *, files_url: str
-) -> BatchStores | None:
-    """The stores for ``transport`` (None for a transport without a job store)."""
+async def open_job_store(transport: str, broker: Broker, options: BrokerOptions) -> JobStore | None:
+    """The job store in ``broker``'s database (None for a transport without one); Pub/Sub is
+    refused (:class:`UnsupportedError`)."""
     if transport == "gcp-pubsub":
         raise UnsupportedError(
             "the Batch API needs a broker that keeps result lists; Pub/Sub keeps none"
             " (use Redis, PostgreSQL or SQLite)"
         )
-    jobs: JobStore
     if transport == "memory":
-        jobs = MemoryJobStore()
-    elif transport == "sqlite":
+        return MemoryJobStore()
+    if transport == "sqlite":
         from sluiceway.batch.sqlite_jobs import open_sqlite_job_store
         from sluiceway.broker.sqlite import database_path
 
-        jobs = await open_sqlite_job_store(database_path(options))
-    elif transport == "redis-sortedset":
+        return await open_sqlite_job_store(database_path(options))
+    if transport == "redis-sortedset":
         from sluiceway.batch.redis_jobs import RedisJobStore
         from sluiceway.broker.redis import RedisBroker
 
@@ -50,14 +48,22 @@ async def open_batch_stores(
             raise TypeError("the redis-sortedset transport needs a RedisBroker")
         if broker.keyspace.cluster:
             raise ConfigError("the Batch API does not run on Redis Cluster", field="redis_url")
-        jobs = RedisJobStore(broker.client)
-    elif transport == "postgres":
+        return RedisJobStore(broker.client)
+    if transport == "postgres":
         from sluiceway.batch.postgres_jobs import open_postgres_job_store
         from sluiceway.broker.postgres import PostgresBroker
 
         if not isinstance(broker, PostgresBroker):
             raise TypeError("the postgres transport needs a PostgresBroker")
-        jobs = await open_postgres_job_store(broker.db)
-    else:
+        return await open_postgres_job_store(broker.db)
+    return None
+
+
+async def open_batch_stores(
+    transport: str, broker: Broker, options: BrokerOptions, *, files_url: str
+) -> BatchStores | None:
+    """The stores for ``transport`` (None for a transport without a job store)."""
+    jobs = await open_job_store(transport, broker, options)
+    if jobs is None:
         return None
     return BatchStores(jobs, LocalFileStore(local_directory(files_url)))
