@@ -49,6 +49,10 @@ def defined_names() -> frozenset[str]:
         names.SIM_RUNNING_BY_LABEL,
         names.COORDINATOR_REQUESTS_TOTAL,
         names.COORDINATOR_HELD_CONNECTIONS,
+        names.COORDINATOR_BATCHES_RUNNING,
+        names.COORDINATOR_BATCHES_FINISHED_TOTAL,
+        names.COORDINATOR_BATCH_LINES_TOTAL,
+        names.COORDINATOR_BATCH_DURATION_SECONDS,
         names.INFERENCE_POOL_READY_PODS,
     }
     return frozenset(base | {n + s for n in base for s in _HISTOGRAM_SUFFIXES})

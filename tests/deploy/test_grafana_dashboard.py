@@ -21,6 +21,7 @@ ROWS = (
     "Gates and their signals",
     "Router: bands, saturation, evictions",
     "Coordinator",
+    "Coordinator: Batch API",
     "Model pool (vLLM)",
 )
 
