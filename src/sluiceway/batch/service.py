@@ -102,6 +102,11 @@ class BatchService:
         return _limited(self._p.files.read(file_id), info.bytes)
 
     async def delete_file(self, tenant: str, file_id: str) -> None:
+        """Delete a file, unless a batch still running reads it (409: its runner needs it)."""
+        await self.file(tenant, file_id)
+        active = await self._p.jobs.active_batches()
+        if any(j.input_file_id == file_id and j.tenant == tenant for j in active):
+            raise BatchRefused(409, "file_in_use", f"a running batch reads {file_id!r}")
         if not await self._p.jobs.delete_file(tenant, file_id):
             raise _not_found("file", file_id)
         await self._p.files.delete(file_id)

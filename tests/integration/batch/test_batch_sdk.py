@@ -165,5 +165,8 @@ async def test_a_bad_line_is_named_and_pages_follow_openais_cursor(tmp_path: Pat
             await api.batches.create(
                 input_file_id=uploaded.id, endpoint="/v1/completions", completion_window="1h"
             )
-        deleted = await api.files.delete(uploaded.id)
-        assert deleted.deleted
+        with pytest.raises(openai.ConflictError, match="running batch"):
+            await api.files.delete(uploaded.id)  # its batches still read it
+        spare = await api.files.create(file=("in.jsonl", input_lines(1)), purpose="batch")
+        deleted = await api.files.delete(spare.id)
+        assert deleted.deleted and deleted.id == spare.id

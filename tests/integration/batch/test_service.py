@@ -96,9 +96,14 @@ async def test_files_and_batches_are_the_tenants_own(tmp_path: Path) -> None:
     assert [j.id for j in page.jobs] == [made.id] and not page.has_more
     with pytest.raises(BatchRefused, match="limit"):
         await api.batches("t", after=None, limit=0)
-    await api.delete_file("t", info.id)
-    with pytest.raises(BatchRefused):
-        await api.delete_file("t", info.id)
+    with pytest.raises(BatchRefused) as in_use:
+        await api.delete_file("t", info.id)  # the batch (cancelling) still reads it
+    assert in_use.value.status == 409
+    spare = await api.create_file("t", filename="b", purpose="batch", body=body(input_lines(1)))
+    await api.delete_file("t", spare.id)
+    with pytest.raises(BatchRefused) as gone:
+        await api.delete_file("t", spare.id)
+    assert gone.value.status == 404
     await api.aclose()
 
 
