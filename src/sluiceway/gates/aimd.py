@@ -12,8 +12,9 @@ optionally on a signal: the pool's saturation (``saturation_target``, the querie
   the broker: sheddable backlog never holds a worker) and all others wait (the worker parks
   until a request ends). Each admission holds one slot, released when its request ends.
 - Budget: always 1; the window decides per request, so overflow can be refused, not parked.
-- One window per pool id, shared by every ``aimd`` gate of this process that names it (the
-  first gate's settings win; a later one with others is logged). One window for all lanes:
+- One window per pool id, shared by every ``aimd`` gate of this processor that names it (the
+  first gate's settings win; a later one with others is logged); each ``Processor`` keeps its
+  own (``WINDOWS_SERVICE``), so two in one process are two members with a window each. One window for all lanes:
   upstream's per-lane windows are not done.
 - Several processors on one pool: each window's ceiling is its processor's part of
   ``max_window`` (split by live membership, ``pool_share``), read at each admission.

@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry
 from sluiceway.broker.base import Broker
 from sluiceway.clock import Clock, RealClock
 from sluiceway.errors import ConfigError
+from sluiceway.gates.aimd import WINDOWS_SERVICE, SharedWindows
 from sluiceway.gates.base import Gate
 from sluiceway.gates.context import GAUGES_SERVICE, SIGNALS_SERVICE, GateContext, memory_stores
 from sluiceway.gates.factory import build_gate
@@ -92,7 +93,13 @@ class Processor:
         )
         self._quota_store = quota_store or memory_stores()
         self._signals = SignalHub(self.rt.clock, settings.prometheus)
-        self._services = {SIGNALS_SERVICE: self._signals, GAUGES_SERVICE: self.metrics}
+        # windows of its own: two processors in one process (a benchmark, a test) are two
+        # members of the pool, each with its window, as two processes would be
+        self._services = {
+            SIGNALS_SERVICE: self._signals,
+            GAUGES_SERVICE: self.metrics,
+            WINDOWS_SERVICE: SharedWindows(),
+        }
         self._services.update(services or {})
         self.pools: dict[str, ReadyBuffer] = {}
         self.ingests: list[QueueIngest] = []

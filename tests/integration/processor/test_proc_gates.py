@@ -19,9 +19,11 @@ from processor_harness import (
 )
 from prometheus_client import CollectorRegistry
 
+from sluiceway.broker.memory import MemoryBroker
+from sluiceway.gates.aimd import AimdGate
 from sluiceway.processor.lane_scheduler import LaneScheduler, Picked
 from sluiceway.processor.service import Processor
-from sluiceway.processor.specs import PoolSpec, QueueSpec
+from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.sim import SimConfig
 
 pytestmark = pytest.mark.serial
@@ -180,3 +182,21 @@ async def test_queue_level_wait_holds_the_request_in_the_queue() -> None:
         assert all(res.status_code == 200 for res in results)
         assert r.sim.engines[0].max_running_by_label(FAIRNESS) == {"t": 1}
         assert held is not None and held > 0
+
+
+async def test_two_processors_in_one_process_keep_a_window_each() -> None:
+    """Two processors are two members of the pool (each with its part of the ceiling): one
+    window between them would hold both to one processor's part (a benchmark running them in
+    one process admitted 8 of 10)."""
+    queue = QueueSpec(id="q", queue_name="q", igw_base_url="http://127.0.0.1:9", pool_id="p")
+    pool = PoolSpec(id="p", workers=4, gate_type="aimd")
+    settings = ProcessorSpec(queues=(queue,), pools=(pool,), result_queue_name="results")
+    broker = MemoryBroker()
+    async with (
+        Processor(settings, broker, registry=CollectorRegistry()) as one,
+        Processor(settings, broker, registry=CollectorRegistry()) as two,
+    ):
+        gates = [p.pools["p"].gate for p in (one, two)]
+        assert all(isinstance(g, AimdGate) for g in gates)
+        windows = [g.window for g in gates if isinstance(g, AimdGate)]
+        assert windows[0] is not windows[1]
