@@ -20,7 +20,7 @@ always-on part costs. Needs ``valgrind``; a few minutes per column.
 
     python -m bench router_instructions
     python -m bench router_instructions --small 20 --large 100 --baseline d210b14
-    python -m bench router_instructions --columns on        # off and on only
+    python -m bench router_instructions --columns on     # off and on only
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from bench.router_overhead import CONFIG, PAYLOAD, _start, traced_env
 
 QUIET = ["--metrics-scrape-interval", "0", "--health-interval", "60s", "--models-interval", "0"]
 WARM_UP = 10
-COLUMNS = ("off", "on", "log only", "on, 10 % traced")
+# --columns names -> the printed names
+COLUMNS = {"off": "off", "on": "on", "log": "log only", "tenth": "on, 10 % traced"}
 AT_ONCE = 4
 
 
@@ -97,7 +98,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--large", type=int, default=100)
     parser.add_argument("--baseline", help="a git revision to measure beside (signals off)")
     parser.add_argument(
-        "--columns", default=",".join(COLUMNS), help="which, comma-separated (off always)"
+        "--columns", default=",".join(COLUMNS), help=f"of {','.join(COLUMNS)} (off always)"
     )
     args = parser.parse_args(argv)
     if not have_valgrind():
@@ -128,15 +129,11 @@ def main(argv: list[str]) -> int:
             OTEL_TRACES_SAMPLER="traceidratio",
             OTEL_TRACES_SAMPLER_ARG="0.1",
         )
-        runs = {
-            "off": (off, plain),
-            "on": (on, traced_env(sink_url)),
-            "log only": (on, plain),
-            "on, 10 % traced": (on, tenth),
-        }
+        runs = {"off": (off, plain), "on": (on, traced_env(sink_url)), "log": (on, plain)}
+        runs["tenth"] = (on, tenth)
         for name in ["off", *(c for c in args.columns.split(",") if c in runs and c != "off")]:
             flags, env = runs[name]
-            columns[name] = _column(ROOT, flags, env, args.small, args.large)
+            columns[COLUMNS[name]] = _column(ROOT, flags, env, args.small, args.large)
         if args.baseline:
             with worktree(args.baseline) as tree:
                 before = _router(f.name, sim_url)

@@ -41,12 +41,21 @@ _UNSET: Final = b"\x7a\x00"  # status {} (the SDK always writes one)
 _FLAGS: Final = b"\x85\x01"  # field 16, fixed32: span flags
 _HAS_IS_REMOTE: Final = 0x100
 _IS_REMOTE: Final = 0x200
+# A span's last fields, status and flags, by (error, whether its parent came from a header).
+_TAILS: Final = {
+    (error, remote): (_ERROR if error else _UNSET)
+    + _FLAGS
+    + struct.pack("<I", _HAS_IS_REMOTE | remote)
+    for error in (False, True)
+    for remote in (0, _IS_REMOTE)
+}
 _MASK64: Final = (1 << 64) - 1
 _KEYS: dict[str, bytes] = {}  # attribute key -> its encoded ``key`` field and value tag
 # Span attributes seen (method, route, tenant, model, endpoint, status ...) -> their encoded
 # field: most repeat from request to request. Emptied when full (ids and counts churn it).
 _SEEN: dict[tuple[str, object], bytes] = {}
 _SEEN_MAX: Final = 4096
+_NAMES: dict[tuple[str, int], bytes] = {}
 
 
 def _varint(n: int) -> bytes:
@@ -104,39 +113,40 @@ def _attribute(key: str, value: object) -> bytes:
     return found
 
 
+def _named(name: str, kind: int) -> bytes:
+    """A span's ``name`` and ``kind`` fields, encoded once (names are route templates and
+    step names: a few)."""
+    found = _NAMES.get((name, kind))
+    if found is None:
+        if len(_NAMES) >= _SEEN_MAX:
+            _NAMES.clear()
+        found = _NAMES[name, kind] = _field(b"\x2a", name.encode()) + b"\x30" + _BYTES[kind]
+    return found
+
+
 def encode_spans(spans: Iterable[SpanData], trace: RequestTrace) -> bytes:
     """``spans`` of one trace, each a ``ScopeSpans.spans`` field (``Span`` messages)."""
-    trace_id = b"\x0a\x10" + trace.trace_id.to_bytes(16, "big")
+    # trace_id, then the span_id field's tag and length
+    head = b"\x0a\x10" + trace.trace_id.to_bytes(16, "big") + b"\x12\x08"
     state = _field(b"\x1a", trace.trace_state.encode()) if trace.trace_state else b""
     server = trace.span_id
-    remote = _HAS_IS_REMOTE | _IS_REMOTE if trace.remote else _HAS_IS_REMOTE
+    caller = _IS_REMOTE if trace.remote else 0
     out = []
     for span in spans:
         parent = span.parent_id
-        if parent == 0:
-            head = b""
-            flags = _HAS_IS_REMOTE
-        else:
-            head = b"\x22\x08" + parent.to_bytes(8, "big")
-            flags = remote if span.span_id == server else _HAS_IS_REMOTE
         body = b"".join(
             (
-                trace_id,
-                b"\x12\x08",
+                head,
                 span.span_id.to_bytes(8, "big"),
                 state,
-                head,
-                _field(b"\x2a", span.name.encode()),
-                b"\x30",
-                _BYTES[span.kind],
+                b"\x22\x08" + parent.to_bytes(8, "big") if parent else b"",
+                _named(span.name, span.kind),
                 _TIMES.pack(0x39, span.start_ns, 0x41, span.end_ns),
                 *[_attribute(k, v) for k, v in span.attributes],
-                _ERROR if span.error else _UNSET,
-                _FLAGS,
-                flags.to_bytes(4, "little"),
+                _TAILS[span.error, caller if parent and span.span_id == server else 0],
             )
         )
-        out.append(_field(b"\x12", body))
+        out.append(b"\x12" + _varint(len(body)) + body)
     return b"".join(out)
 
 

@@ -18,6 +18,7 @@ from sluiceway.observability.access_log import (
     access_line,
     configure_access_log,
 )
+from sluiceway.observability.logging import JsonFormatter
 from sluiceway.observability.served_request import ServedRequest
 
 
@@ -118,6 +119,24 @@ def test_json_form_has_every_field_as_a_key() -> None:
     assert doc["request_id"] == "r-1" and doc["tenant"] == "team a" and doc["priority"] == 7
     assert doc["ttft_ms"] == 50.0 and doc["mode"] is None
     assert doc["trace_id"] == "0" * 31 + "1"
+
+
+def test_json_form_is_the_process_json_line() -> None:
+    """The access log's own JSON formatter writes what the process's JSON formatter would."""
+    record = logging.LogRecord(ACCESS_LOGGER, logging.INFO, "", 0, "%s %s", ("POST", "/"), None)
+    record.__dict__.update(access_fields(served(), "0" * 32))
+    logger = logging.getLogger(ACCESS_LOGGER)
+    try:
+        configure_access_log("json", stream=io.StringIO())
+        (ours,) = logger.handlers
+        line = ours.format(record)
+    finally:
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+        logger.setLevel(logging.NOTSET)
+    assert line == JsonFormatter().format(record)
+    assert json.loads(line)["tenant"] == "team a"
 
 
 def test_text_form_is_time_then_the_line() -> None:
