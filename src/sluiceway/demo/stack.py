@@ -19,6 +19,7 @@ from typing import Any, cast
 import yaml
 from prometheus_client import CollectorRegistry
 
+from sluiceway.batch.stores import BatchStores
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.broker.quota_stores import QuotaStores, open_quota_stores
@@ -197,9 +198,14 @@ async def check_broker(redis_url: str | None, clock: Clock) -> None:
 
 @contextlib.asynccontextmanager
 async def running_demo_stack(
-    spec: StackSpec, *, clock: Clock, redis_url: str | None = None
+    spec: StackSpec,
+    *,
+    clock: Clock,
+    redis_url: str | None = None,
+    batch_stores: BatchStores | None = None,
 ) -> AsyncIterator[DemoStack]:
-    """Everything up on loopback for one step; the processor starts when the step says."""
+    """Everything up on loopback for one step; the processor starts when the step says.
+    ``batch_stores``: the coordinator also serves the Batch API over them."""
     sim_config = SimConfig.from_profile(
         "guide-pool", label_headers=(OBJECTIVE, FAIRNESS_ID, REQUEST_ID)
     )
@@ -211,9 +217,17 @@ async def running_demo_stack(
         broker, quota = await _open_broker(redis_url, clock)
         st.push_async_callback(broker.aclose)
         st.push_async_callback(quota.aclose)
-        mount_coordinator(
-            app, _coordinator_params(redis_url), broker=broker, quota_store=quota(""), clock=clock
+        front = mount_coordinator(
+            app,
+            _coordinator_params(redis_url),
+            broker=broker,
+            quota_store=quota(""),
+            clock=clock,
+            batch_stores=batch_stores,
         )
+        if front.batches is not None:
+            await front.batches.start()
+            st.push_async_callback(front.batches.aclose)
         signals = SignalHub(clock, PrometheusSettings(cache_ttl=spec.signal_period))
         st.push_async_callback(signals.aclose)
         registry = CollectorRegistry()
