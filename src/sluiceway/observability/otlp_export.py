@@ -222,14 +222,41 @@ class OtlpRequests(SpanProcessor):
 
 
 def lean_transport(exporter: OTLPSpanExporter) -> Post | None:
-    """How to post an encoded body with ``exporter``'s HTTP set-up, or None when this SDK
-    version does not expose it (then the SDK encodes, as usual)."""
+    """How to post an encoded body with ``exporter``'s HTTP set-up (its retries, compression,
+    headers, timeout), or None when this SDK version does not expose it (then the SDK encodes,
+    as usual)."""
     client = getattr(exporter, "_client", None)
     send = getattr(client, "export", None)
     if send is None:
         return None
+    _plain_transport(client, getattr(exporter, "_endpoint", ""))
 
     def post(body: bytes) -> bool:
         return bool(send(body).success)
 
     return post
+
+
+def _plain_transport(client: object, endpoint: str) -> None:
+    """``client``'s requests session swapped for the SDK's urllib3 transport (a post costs a
+    third), with the same TLS settings, unless requests would add to the post: a proxy or
+    netrc credentials from the environment, a session of the user's (a credential provider)."""
+    try:
+        import requests
+        from opentelemetry.exporter.http.transport._requests import RequestsHTTPTransport
+        from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
+        from requests.utils import get_netrc_auth
+    except ImportError:
+        return
+    transport = getattr(client, "_transport", None)
+    session = getattr(transport, "_session", None)
+    if type(transport) is not RequestsHTTPTransport or type(session) is not requests.Session:
+        return
+    # What requests would take from the environment for this endpoint: its CA bundle is kept
+    # (REQUESTS_CA_BUNDLE), a proxy or netrc credentials keep requests.
+    found = session.merge_environment_settings(endpoint, {}, None, session.verify, session.cert)
+    if found["proxies"] or session.auth is not None or get_netrc_auth(endpoint) is not None:
+        return
+    verify, cert = found["verify"], found["cert"]
+    client._transport = Urllib3HTTPTransport(verify=verify, cert=cert)  # type: ignore[attr-defined]
+    session.close()

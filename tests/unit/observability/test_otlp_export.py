@@ -3,10 +3,15 @@ encoder makes of the same spans; batches are posted, flushed on shutdown."""
 
 from __future__ import annotations
 
+import http.server
 import itertools
+import threading
 from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
+from opentelemetry.exporter.http.transport._requests import RequestsHTTPTransport
+from opentelemetry.exporter.http.transport._urllib3 import Urllib3HTTPTransport
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as sdk_encode
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -131,3 +136,44 @@ def test_unsampled_requests_are_not_exported() -> None:
 def test_the_sdk_exporter_lends_its_http_client() -> None:
     assert lean_transport(OTLPSpanExporter(endpoint="http://127.0.0.1:9/v1/traces")) is not None
     assert lean_transport(InMemorySpanExporter()) is None  # type: ignore[arg-type]
+
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    bodies: ClassVar[list[tuple[str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        size = int(self.headers["content-length"])
+        self.bodies.append((self.headers["content-type"], self.rfile.read(size)))
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def test_a_post_reaches_the_collector_through_the_lighter_transport() -> None:
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/v1/traces"
+        exporter = OTLPSpanExporter(endpoint=url)
+        post = lean_transport(exporter)
+        assert type(exporter._client._transport) is Urllib3HTTPTransport
+        assert post is not None and post(b"\x0a\x00")
+        exporter.shutdown()
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    assert _Collector.bodies == [("application/x-protobuf", b"\x0a\x00")]
+
+
+def test_a_proxy_from_the_environment_keeps_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    exporter = OTLPSpanExporter(endpoint="http://collector.example:4318/v1/traces")
+    assert lean_transport(exporter) is not None
+    assert type(exporter._client._transport) is RequestsHTTPTransport
