@@ -14,7 +14,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[redis,postgres,bench,dev,k8s,pubsub,otel]'
+	$(BIN)/pip install -q -e '.[redis,postgres,bench,dev,k8s,pubsub,otel,s3]'
 	touch $(STAMP)
 
 # The chart-rendering test extra is large, so only the test target installs it.

@@ -11,8 +11,8 @@ line); ``status.py``, the status machine, request counts and the OpenAI ``batch`
 ``FileStore``).
 
 Stores: ``memory_jobs.py``, ``sqlite_jobs.py``, ``redis_jobs.py`` and ``postgres_jobs.py`` (job
-state in the broker's database), ``local_files.py`` (file bytes in a directory), chosen by
-``stores.py``.
+state in the broker's database), ``local_files.py`` and ``s3_files.py`` (file bytes in a
+directory or an S3-compatible store), chosen by ``stores.py``.
 
 Running: ``service.py`` (the API's operations, resuming and leasing batches) starts one
 ``runner.py`` per batch (queue lines in chunks, collect, cancel, expire); ``collector.py``

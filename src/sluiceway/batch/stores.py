@@ -3,7 +3,8 @@
 Job state goes to the broker's own database: the memory store beside the memory broker, the
 SQLite file of the SQLite broker (its own connection), the Redis broker's client, the
 PostgreSQL broker's pool. Pub/Sub keeps no result lists, so a batch's results could not be
-collected: a start-up error says so. Files go to ``batch.files_url``, a local directory.
+collected: a start-up error says so. Files go to ``batch.files_url``: a local directory, or
+an S3-compatible store (``s3://``, the ``s3`` extra).
 """
 
 from __future__ import annotations
@@ -16,13 +17,28 @@ from sluiceway.batch.memory_jobs import MemoryJobStore
 from sluiceway.broker.base import Broker, BrokerOptions
 from sluiceway.errors import ConfigError, UnsupportedError
 
-__all__ = ["BatchStores", "open_batch_stores", "open_job_store"]
+__all__ = ["BatchStores", "open_batch_stores", "open_file_store", "open_job_store"]
 
 
 @dataclass(frozen=True)
 class BatchStores:
     jobs: JobStore
     files: FileStore
+
+    async def aclose(self) -> None:
+        await self.jobs.aclose()
+        close = getattr(self.files, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def open_file_store(url: str) -> FileStore:
+    """A local directory (a path or ``file://``), or an S3-compatible store (``s3://``)."""
+    if url.startswith("s3://"):
+        from sluiceway.batch.s3_files import open_s3_file_store
+
+        return await open_s3_file_store(url)
+    return LocalFileStore(local_directory(url))
 
 
 async def open_job_store(transport: str, broker: Broker, options: BrokerOptions) -> JobStore | None:
@@ -66,4 +82,8 @@ async def open_batch_stores(
     jobs = await open_job_store(transport, broker, options)
     if jobs is None:
         return None
-    return BatchStores(jobs, LocalFileStore(local_directory(files_url)))
+    try:
+        return BatchStores(jobs, await open_file_store(files_url))
+    except BaseException:
+        await jobs.aclose()
+        raise

@@ -166,7 +166,7 @@ async def open_coordinator(
             files_url = params.batch.files_url
             batch_stores = await open_batch_stores(transport, broker, options, files_url=files_url)
         if batch_stores is not None:
-            stack.push_async_callback(batch_stores.jobs.aclose)
+            stack.push_async_callback(batch_stores.aclose)
         if router is not None:
             front = mount_coordinator(
                 router,

@@ -12,7 +12,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from sluiceway.batch.base import JobStore
+from sluiceway.batch.base import FileStore, JobStore
 from sluiceway.batch.local_files import LocalFileStore
 from sluiceway.batch.memory_jobs import MemoryJobStore
 from sluiceway.batch.service import BatchService
@@ -93,6 +93,7 @@ async def running_batch_front(
     workers: int = 8,
     sim_config: SimConfig | None = None,
     processor_factory: Callable[..., Processor] = Processor,
+    file_store: FileStore | None = None,
     **params: Any,
 ) -> AsyncIterator[BatchFront]:
     clock = RealClock(scale=SCALE)
@@ -111,7 +112,7 @@ async def running_batch_front(
             quota_store=store,
             forwarder=forwarder,
             clock=clock,
-            batch_stores=BatchStores(jobs, LocalFileStore(files)),
+            batch_stores=BatchStores(jobs, file_store or LocalFileStore(files)),
         )
         processor = processor_factory(
             guide_spec(team_queues(sim.urls[0]), workers=workers, poll_interval=0.2),
