@@ -103,8 +103,13 @@ class BatchRunner:
     async def run(self) -> BatchJob:
         """Run to a final status (returns the final job)."""
         self._p.metrics.moved(None, self.job.status, age=0.0)
-        await self._read_custom_ids()
         resumed = self.job.status is not BatchStatus.VALIDATING  # lines may be queued already
+        try:
+            await self._read_custom_ids()
+        except Exception as exc:  # the input file is gone or unreadable
+            if resumed:
+                raise  # only validation may fail a batch; the rescan tries again
+            return await self._fail("input_file_unreadable", f"{type(exc).__name__}: {exc}")
         if not resumed:
             await self._move(BatchStatus.IN_PROGRESS)
         lines = _request_lines(self._p.files, self.job.input_file_id)
@@ -245,6 +250,14 @@ class BatchRunner:
         with contextlib.suppress(Exception):
             await self._p.broker.expire_result(self._dest, 0)
         return await self._final(BatchStatus.CANCELLED if cancelling else BatchStatus.EXPIRED)
+
+    async def _fail(self, code: str, message: str) -> BatchJob:
+        """Validation failed: ``failed``, with the error in ``errors``."""
+        now = self._now()
+        error = {"code": code, "message": message, "param": "input_file_id", "line": None}
+        job = await self._save(self.job.failed_with([error], now))
+        self._p.metrics.moved(BatchStatus.VALIDATING, job.status, age=float(now - job.created_at))
+        return job
 
     async def _final(self, status: BatchStatus) -> BatchJob:
         """Register the output and error files and move to ``status``."""

@@ -113,3 +113,12 @@ async def test_a_restart_does_not_queue_lines_twice(tmp_path: Path) -> None:
 
 async def _backlog(parts: RunnerParts, count: int) -> bool:
     return await parts.broker.backlog("team-batch") == count
+
+
+async def test_an_unreadable_input_file_fails_the_batch(tmp_path: Path) -> None:
+    parts, start = await setup(tmp_path)
+    await parts.files.delete("file-1")
+    final = await asyncio.wait_for(BatchRunner(start, parts).run(), 30)
+    assert final.status is BatchStatus.FAILED and final.stamps["failed_at"] > 0
+    assert final.errors[0]["code"] == "input_file_unreadable"
+    assert await parts.broker.backlog("team-batch") == 0
