@@ -16,11 +16,14 @@ a minute, models read once).
 
 Target: ``on`` at most 1.15x ``off``. ``--baseline REV`` adds the router of a git revision
 (a temporary worktree, run with ``off``'s flags less ``--access-log-sample``): what the
-always-on part costs. Needs ``valgrind``; a few minutes per column.
+always-on part costs. The method's own spread is about 10 % (how the simulator's tokens
+coalesce into reads changes the relay's work): ``--rounds N`` measures every column N times,
+round after round, and prints each round and the median. Needs ``valgrind``; a few minutes
+per column and round.
 
     python -m bench router_instructions
     python -m bench router_instructions --small 20 --large 100 --baseline d210b14
-    python -m bench router_instructions --columns on     # off and on only
+    python -m bench router_instructions --columns on --rounds 3   # off and on, three times
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import argparse
 import asyncio
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,12 +104,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--columns", default=",".join(COLUMNS), help=f"of {','.join(COLUMNS)} (off always)"
     )
+    parser.add_argument("--rounds", type=int, default=1, help="every column again, after all")
     args = parser.parse_args(argv)
     if not have_valgrind():
         print("valgrind not found (Debian package valgrind): nothing measured")
         return 0
     procs: list[subprocess.Popen[str]] = []
-    columns: dict[str, float] = {}
+    columns: dict[str, list[float]] = {}
     try:
         sim, sim_url = _start(
             ["-m", "sluiceway", "sim", "--port", "0", "--max-num-seqs", "4096",
@@ -131,21 +136,27 @@ def main(argv: list[str]) -> int:
         )
         runs = {"off": (off, plain), "on": (on, traced_env(sink_url)), "log": (on, plain)}
         runs["tenth"] = (on, tenth)
-        for name in ["off", *(c for c in args.columns.split(",") if c in runs and c != "off")]:
-            flags, env = runs[name]
-            columns[COLUMNS[name]] = _column(ROOT, flags, env, args.small, args.large)
-        if args.baseline:
-            with worktree(args.baseline) as tree:
-                before = _router(f.name, sim_url)
-                columns[args.baseline] = _column(tree, before, plain, args.small, args.large)
+        names = ["off", *(c for c in args.columns.split(",") if c in runs and c != "off")]
+        for _ in range(args.rounds):  # rounds, not repeats in a row: a drift hits every column
+            for name in names:
+                flags, env = runs[name]
+                value = _column(ROOT, flags, env, args.small, args.large)
+                columns.setdefault(COLUMNS[name], []).append(value)
+            if args.baseline:
+                with worktree(args.baseline) as tree:
+                    before = _router(f.name, sim_url)
+                    value = _column(tree, before, plain, args.small, args.large)
+                    columns.setdefault(args.baseline, []).append(value)
     finally:
         for p in procs:
             p.terminate()
             p.wait(10)
     print(f"\nmillion instructions per streamed request ({args.large} - {args.small} requests,"
-          f" {PAYLOAD['max_tokens']} tokens each)")  # fmt: skip
-    for name, value in columns.items():
-        print(f"{name:18}{value / 1e6:10.3f}   {value / columns['off']:.3f}x off")
+          f" {PAYLOAD['max_tokens']} tokens each), by round (x off in the round)")  # fmt: skip
+    off = columns["off"]
+    for name, values in columns.items():
+        each = "  ".join(f"{v / 1e6:7.3f} ({v / o:.3f}x)" for v, o in zip(values, off, strict=True))
+        print(f"{name:18}{each}   median {statistics.median(values) / statistics.median(off):.3f}x")
     print("target: on <= 1.15x off")
     return 0
 
