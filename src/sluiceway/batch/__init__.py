@@ -7,7 +7,8 @@ error file, each line exactly once.
 Pure (standard library, ``wire``): ``lines.py``, one input line checked (errors name the
 line); ``status.py``, the status machine, request counts and the OpenAI ``batch`` object;
 ``output.py``, the output and error file lines in OpenAI's shape; ``multipart.py``, a streaming
-``multipart/form-data`` reader; ``base.py``, the store protocols (``JobStore``,
+``multipart/form-data`` reader; ``grouping.py``, lines sharing a system prompt queued to run
+together; ``base.py``, the store protocols (``JobStore``,
 ``FileStore``).
 
 Stores: ``memory_jobs.py``, ``sqlite_jobs.py``, ``redis_jobs.py`` and ``postgres_jobs.py`` (job

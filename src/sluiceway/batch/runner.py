@@ -6,11 +6,12 @@ blocks the event loop nor sits in memory), then collect what has landed; when no
 to queue and nothing landed, wait for the broker's wake-up (or a poke from this process).
 
 Every line is a queued request of the batch's tenant: its route's batch-tier queue, the quota
-attribute set to the tenant, the deadline at the window's end, its result routed to the
-batch's own list ``results:batch:<tenant>:<batch id>``. Progress (``ingested``, the files'
-committed sizes, the counts) lives in the job, so a restarted coordinator resumes where the
-last commit left off; lines queued after it are found by their active markers and not queued
-twice.
+attribute set to the tenant, the deadline at the window's end (a few ms earlier per group
+of lines sharing a system prompt, so each group runs together: ``grouping.py``), its
+result routed to the batch's own list ``results:batch:<tenant>:<batch id>``. Progress
+(``ingested``, the files' committed sizes, the counts) lives in the job, so a restarted
+coordinator resumes where the last commit left off; lines queued after it are found by their
+active markers and not queued twice.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Final, cast
 
 from sluiceway.batch.base import FileStore, JobStore
 from sluiceway.batch.collector import PASS_SIZE, Collector, register_outputs, request_id
+from sluiceway.batch.grouping import PromptGroups, system_prompt
 from sluiceway.batch.metrics import BatchMetrics
 from sluiceway.batch.output import cancelled_line, expired_line
 from sluiceway.batch.status import BatchJob, BatchStatus
@@ -59,6 +61,7 @@ class RunnerParts:
     notify: bool  # the broker wakes result waiters (else look every ``poll`` wall seconds)
     poll: float = 0.2
     metrics: BatchMetrics = field(default_factory=BatchMetrics)
+    group_prompts: bool = True  # lines sharing a system prompt run together (grouping.py)
 
 
 async def _request_lines(files: FileStore, file_id: str) -> AsyncIterator[tuple[int, bytes]]:
@@ -80,6 +83,7 @@ class BatchRunner:
         self._dest = result_list(job.tenant, job.id)
         self._prefix = f"{job.tenant}:{job.id}-"
         self._ids: dict[int, str] = {}
+        self._groups = PromptGroups()
         self._collector = Collector(parts.jobs, parts.files, self._ids, parts.metrics)
         self._producer = Producer(parts.broker, clock=parts.clock)
 
@@ -132,9 +136,13 @@ class BatchRunner:
         return self.job
 
     async def _read_custom_ids(self) -> None:
+        """The custom id of each line, and (grouping on) its system prompt's group."""
         count = 0
         async for number, raw in _request_lines(self._p.files, self.job.input_file_id):
-            self._ids[number] = json.loads(raw)["custom_id"]
+            line = json.loads(raw)
+            self._ids[number] = line["custom_id"]
+            if self._p.group_prompts:
+                self._groups.add(system_prompt(line["body"]))
             count += 1
             if count % 1000 == 0:
                 await asyncio.sleep(0)  # let the loop breathe on a big file
@@ -173,7 +181,7 @@ class BatchRunner:
             request(
                 f"{job.tenant}:{request_id(job.id, n)}",
                 line["body"],
-                deadline=float(job.expires_at),
+                deadline=job.expires_at - self._shift(line["body"]),
                 metadata={self._p.quota_attribute: job.tenant},
                 endpoint=line["url"],
                 created=now,
@@ -185,6 +193,9 @@ class BatchRunner:
             await self._producer.submit_many(requests, queue=job.queue, result_queue=self._dest)
         await self._save(dataclasses.replace(self.job, ingested=max(last, self.job.ingested)))
         return True
+
+    def _shift(self, body: dict[str, object]) -> float:
+        return self._groups.shift(system_prompt(body)) if self._p.group_prompts else 0.0
 
     async def _not_yet_queued(self, chunk: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
         done = await self._p.jobs.done_lines(self.job.id, [n for n, _ in chunk])

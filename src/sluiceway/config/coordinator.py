@@ -94,6 +94,7 @@ class BatchSettings(StrictModel):
 
     enabled: bool = True
     files_url: str = Field(default="sluiceway-batch-files", min_length=1)
+    group_prompts: bool = True  # lines sharing a system prompt run together (prefix cache)
 
 
 class AsyncBrokerParams(StrictModel):

@@ -50,5 +50,6 @@ def batch_service(
         clock=clock,
         quota_attribute=params.quota.attribute,
         notify=notify,
+        group_prompts=params.batch.group_prompts,
     )
     return BatchService(parts, place=place, check_body=check)

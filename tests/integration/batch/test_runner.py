@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from sluiceway.batch.runner import BatchRunner, RunnerParts
 from sluiceway.batch.status import BatchJob, BatchStatus, RequestCounts
 from sluiceway.broker.memory import MemoryBroker
 from sluiceway.clock import RealClock
+from sluiceway.wire import decode_envelope
 
 LINES = 20
 
@@ -122,3 +124,39 @@ async def test_an_unreadable_input_file_fails_the_batch(tmp_path: Path) -> None:
     assert final.status is BatchStatus.FAILED and final.stamps["failed_at"] > 0
     assert final.errors[0]["code"] == "input_file_unreadable"
     assert await parts.broker.backlog("team-batch") == 0
+
+
+async def test_lines_sharing_a_system_prompt_are_queued_together(tmp_path: Path) -> None:
+    parts, start = await setup(tmp_path)
+    docs = [
+        {
+            "custom_id": f"c{i}",
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": {
+                "model": "sim-model",
+                "messages": [
+                    {"role": "system", "content": f"prompt {i % 3}"},
+                    {"role": "user", "content": str(i)},
+                ],
+            },
+        }
+        for i in range(12)
+    ]
+
+    async def body():  # type: ignore[no-untyped-def]
+        yield b"".join(json.dumps(d).encode() + b"\n" for d in docs)
+
+    await parts.files.write("file-chat", body())
+    chat = dataclasses.replace(start, input_file_id="file-chat", counts=RequestCounts(total=12))
+    await parts.jobs.put_batch(chat)
+    task = asyncio.create_task(BatchRunner(chat, parts).run())
+    await until(lambda: _backlog(parts, 12))
+    entries = await parts.broker.peek("team-batch", 20)
+    order = [int(decode_envelope(e.member).id.rpartition("-")[2]) - 1 for e in entries]
+    groups = [i % 3 for i in order]
+    assert groups == sorted(groups)  # each prompt's lines one after another, first seen first
+    assert max(e.score for e in entries) <= chat.expires_at
+    await parts.jobs.request_cancel("a", "batch_r", 5)
+    final = await asyncio.wait_for(task, 30)
+    assert final.status is BatchStatus.CANCELLED

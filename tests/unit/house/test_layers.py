@@ -202,7 +202,7 @@ def test_sim_stands_apart() -> None:
     assert _breaches("sim", lambda _, n: not _within(n, *banned)) == []
 
 
-BATCH_PURE = ("base", "lines", "multipart", "output", "status")
+BATCH_PURE = ("base", "grouping", "lines", "multipart", "output", "status")
 
 
 def test_the_batch_apis_pure_parts_import_no_io() -> None:
