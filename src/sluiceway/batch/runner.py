@@ -8,7 +8,7 @@ to queue and nothing landed, wait for the broker's wake-up (or a poke from this 
 Every line is a queued request of the batch's tenant: its route's batch-tier queue, the quota
 attribute set to the tenant, the deadline at the window's end (a few ms earlier per group
 of lines sharing a system prompt, so each group runs together: ``grouping.py``), its
-result routed to the batch's own list ``results:batch:<tenant>:<batch id>``. Progress
+result routed to the batch's own list ``results:req:<tenant>:<batch id>``. Progress
 (``ingested``, the files' committed sizes, the counts) lives in the job, so a restarted
 coordinator resumes where the last commit left off; lines queued after it are found by their
 active markers and not queued twice.
@@ -34,6 +34,7 @@ from sluiceway.batch.status import BatchJob, BatchStatus
 from sluiceway.batch.withdraw import withdraw_queued
 from sluiceway.broker.base import Broker
 from sluiceway.broker.inspect import Inspectable
+from sluiceway.broker.keys import mailbox
 from sluiceway.clock import Clock
 from sluiceway.processor.producer import Producer, request
 from sluiceway.wire import ErrorCode
@@ -46,7 +47,10 @@ RESULT_TTL_SECONDS: Final = 24 * 3600.0  # scaled: a withdrawn line's record in 
 
 
 def result_list(tenant: str, batch_id: str) -> str:
-    return f"results:batch:{tenant}:{batch_id}"
+    """The batch's result list: the tenant's mailbox family (``results:req:<tenant>:``), named
+    by the batch id, which no request id can be (``_`` is not allowed in those), so the grants
+    and the one wake-up subscription per tenant that cover mailboxes cover it too."""
+    return mailbox(tenant, batch_id)
 
 
 @dataclass(frozen=True)
