@@ -3,6 +3,7 @@ the job store in the broker's database (docs/batch.md), with its progress and ti
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 __all__ = ["BatchRow", "active_batch_rows", "batch_row", "render_batches"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ async def active_batch_rows(
     transport: str, broker: Any, url: str | None, now: float
 ) -> list[BatchRow]:
     """The unfinished batches in ``broker``'s database, oldest first (none where the transport
-    keeps no batches)."""
+    keeps no batches or they cannot be read: ``status`` shows the queues all the same)."""
     from sluiceway.batch.stores import open_job_store
     from sluiceway.broker.base import BrokerOptions
     from sluiceway.errors import ConfigError
@@ -60,6 +63,9 @@ async def active_batch_rows(
         return []
     try:
         active = await jobs.active_batches()
+    except Exception as exc:  # e.g. a Redis user granted the queues but not ``batch:*``
+        log.debug("batches not listed: %s", exc)
+        return []
     finally:
         await jobs.aclose()
     return [batch_row(j, now) for j in sorted(active, key=lambda j: (j.created_at, j.id))]

@@ -11,8 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
+from sluiceway.batch.memory_jobs import MemoryJobStore
 from sluiceway.batch.sqlite_jobs import open_sqlite_job_store
 from sluiceway.batch.status import BatchJob, BatchStatus, RequestCounts
 from sluiceway.broker.memory import MemoryBroker
@@ -75,3 +77,17 @@ def test_the_command_shows_them(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     batches = json.loads(ran.stdout)["batches"]
     assert [b["id"] for b in batches] == ["batch_a", "batch_b"]
+
+
+async def test_batches_that_cannot_be_read_leave_the_rest_of_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Denied(MemoryJobStore):
+        async def active_batches(self) -> list[BatchJob]:
+            raise PermissionError("NOPERM batch:active")
+
+    async def denied(*args: object) -> MemoryJobStore:
+        return Denied()
+
+    monkeypatch.setattr("sluiceway.batch.stores.open_job_store", denied)
+    assert await active_batch_rows("memory", MemoryBroker(), None, 0.0) == []
