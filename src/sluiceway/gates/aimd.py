@@ -14,8 +14,8 @@ optionally on a signal: the pool's saturation (``saturation_target``, the querie
 - Budget: always 1; the window decides per request, so overflow can be refused, not parked.
 - One window per pool id, shared by every ``aimd`` gate of this processor that names it (the
   first gate's settings win; a later one with others is logged); each ``Processor`` keeps its
-  own (``WINDOWS_SERVICE``), so two in one process are two members with a window each. One window for all lanes:
-  upstream's per-lane windows are not done.
+  own (``WINDOWS_SERVICE``), so two in one process are two members with a window each. One
+  window for all lanes: upstream's per-lane windows are not done.
 - Several processors on one pool: each window's ceiling is its processor's part of
   ``max_window`` (split by live membership, ``pool_share``), read at each admission.
 - Only a pool gate hears answers; as a queue gate it counts and follows the signal alone.
