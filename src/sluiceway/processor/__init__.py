@@ -12,7 +12,8 @@
 5. ``lane_scheduler``: six strict lanes, round-robin across queues, earliest deadline first
    (latest first for a queue read newest first);
 6. ``worker``: cancelled? expired? unfinishable in the time left (``service_time``, the
-   per-queue dispatch-to-answer estimate)? then ``gating`` again for the pool gate;
+   per-queue dispatch-to-answer estimate)? then ``gating`` again for the pool gate, parked
+   while it says wait (``parking``: re-tried best first, answered at once once unfinishable);
 7. ``upstream`` (with ``headers``, watched by ``cancel_watch``): one HTTP attempt; ``resume``
    continues an evicted completion from the text it had already generated;
 8. ``outcome`` (with ``retry`` and ``results``): finish with a result or retry (pure);

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from sluiceway.gates.base import Gate
 from sluiceway.processor.lane_scheduler import LaneScheduler, Ordering
+from sluiceway.processor.parking import ParkingLot
 from sluiceway.processor.specs import PoolSpec
-from sluiceway.processor.wakeups import Pulse
 from sluiceway.processor.work_item import WorkItem
 
 __all__ = ["ReadyBuffer"]
@@ -38,7 +38,8 @@ class ReadyBuffer:
         self.target = buffer_per_queue or math.ceil(spec.workers / max(1, queues)) + 1
         self.busy = 0  # items taken by workers and not yet recorded
         self.dispatching = 0  # upstream attempts in flight (budget targets count these)
-        self.capacity_changed = Pulse()  # an item finished: parked workers re-try their gates
+        # an item finished or the gate's signal moved: parked workers re-try, best first
+        self.capacity_changed = ParkingLot()
         # Workers waiting for an item, oldest first: a put wakes one (no lock, no condition).
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._closed = False
@@ -57,6 +58,7 @@ class ReadyBuffer:
         first when ``newest_first`` (its queue is read newest first: ``queue_order``), so the
         buffer keeps the queue's order instead of holding back what was claimed first."""
         rank = -item.deadline if newest_first else item.deadline
+        item.rank = (item.lane.index, rank)  # parked at the gate, it re-tries in this order too
         self.scheduler.add(item, lane=item.lane.index, queue=item.queue.queue_name, deadline=rank)
         self._wake_one()
 

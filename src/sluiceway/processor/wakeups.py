@@ -16,9 +16,10 @@ Event (raised by) -> who wakes:
 - ``queues_changed`` (hot reload retired a queue, stop, a drain's fresh poll) -> ingest
   re-checks whether to run.
 
-Two pulses belong to one owner each and stay with it: ``ReadyBuffer.capacity_changed`` (an item
-of that pool finished, or its pool gate's signal changed: its parked workers re-try the gate)
-and ``QueueIngest.polled`` (a poll of that queue finished: a draining stop counts them).
+Two belong to one owner each and stay with it: ``ReadyBuffer.capacity_changed`` (an item of
+that pool finished, or its pool gate's signal changed: its parked workers re-try the gate one
+at a time, best first; :mod:`~sluiceway.processor.parking`) and ``QueueIngest.polled`` (a
+:class:`Pulse`: a poll of that queue finished, a draining stop counts them).
 """
 
 from __future__ import annotations

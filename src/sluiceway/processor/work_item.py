@@ -47,6 +47,7 @@ class WorkItem:
     ingested_at: float
     holdings: Holdings = field(default_factory=Holdings)
     attempts_here: int = 0
+    rank: tuple[int, float] = (0, 0.0)  # (lane, order in its queue), set by the ready buffer
     # Read on every step of the path: taken from the envelope once.
     request_id: str = field(init=False)
     token: str = field(init=False)

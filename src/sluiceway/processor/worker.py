@@ -160,27 +160,33 @@ class Worker:
         return True
 
     async def _pool_gate(self, item: WorkItem) -> bool:
+        lot = self._pool.capacity_changed
         started = self._rt.clock.now()
         counted = False
         checked = started  # last cancellation check while parked (at most one per second)
-        while not self._rt.stopping:
-            now = self._rt.clock.now()
-            seen = self._pool.capacity_changed.generation  # a finish during the gate call counts
-            decision = await self._apply_pool_gate(item, now)
-            if decision.verdict is not Verdict.WAIT:
-                return await self._gate_outcome(item, decision)
-            if not counted:
-                self._count_gate(item, decision)
-                counted = True
-            if await self._parked_too_long(item, started, now):
-                return False
-            if now - checked >= _PARKED_CANCEL_CHECK:
-                checked = now
-                if await self._cancelled(item):
+        try:
+            while not self._rt.stopping:
+                now = self._rt.clock.now()
+                seen = lot.generation  # a finish during the gate call counts
+                decision = await self._apply_pool_gate(item, now)
+                if decision.verdict is not Verdict.WAIT:
+                    return await self._gate_outcome(item, decision)
+                if not counted:
+                    self._count_gate(item, decision)
+                    counted = True
+                if await self._parked_too_long(item, started, now):
                     return False
-            await self._pool.capacity_changed.wait(self._rt.wall(_PARK_BACKSTOP), since=seen)
-        await self._recorder.release(item)
-        return False
+                if await self._unfinishable(item):  # aged while parked: answered at once
+                    return False
+                if now - checked >= _PARKED_CANCEL_CHECK:
+                    checked = now
+                    if await self._cancelled(item):
+                        return False
+                await lot.wait(item.rank, self._rt.wall(_PARK_BACKSTOP), since=seen)
+            await self._recorder.release(item)
+            return False
+        finally:
+            lot.pass_turn()
 
     async def _apply_pool_gate(self, item: WorkItem, now: float) -> Decision:
         gate = self._pool.gate

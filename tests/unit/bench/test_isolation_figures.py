@@ -140,6 +140,7 @@ def test_every_async_request_has_one_fate_and_they_sum_to_the_arrivals() -> None
         RequestRecord(0.0, 20.0, None, 0, False, "ab-r", abandoned=True),
         RequestRecord(0.0, 20.0, None, 0, False, "ab-evicted", abandoned=True),
         RequestRecord(0.0, 9.0, None, 0, False, "late", status=504),
+        RequestRecord(0.0, 9.0, None, 0, False, "ran-late", status=504),
         RequestRecord(0.0, 0.1, None, 0, False, "shed", status=429),
         RequestRecord(0.0, 0.1, None, 0, False, "full", status=503),
         RequestRecord(0.0, 0.1, None, 0, False, "bad", status=500),
@@ -151,6 +152,7 @@ def test_every_async_request_has_one_fate_and_they_sum_to_the_arrivals() -> None
         _attempt("ab-evicted", 10.0, run=2.0, generated=30, reason="abort"),
         _attempt("ok", 0.0, run=1.0, generated=20, reason="abort"),
         ModelAttempt("ok", 1.5, 30, 25, 108, generated=108, finish_reason="length"),
+        _attempt("ran-late", 7.0, run=2.0, generated=60, reason="abort"),  # cut at 9
     ]
     assert fate_of(records[0]) == "delivered"
     counts = fate_counts(records, attempts)
@@ -159,11 +161,12 @@ def test_every_async_request_has_one_fate_and_they_sum_to_the_arrivals() -> None
         "delivered": 1,
         "abandoned_queued": 2,
         "abandoned_running": 1,
-        "deadline": 1,
+        "deadline": 2,
         "dropped": 2,
         "error": 2,
     }
     assert counts["evicted"] == 1 and counts["resumed"] == 1  # beside the fates
+    assert counts["deadline_ran"] == 1  # "late" was refused before any model time
 
 
 def test_capacity_is_judged_on_admissions_and_enforced_by_default() -> None:

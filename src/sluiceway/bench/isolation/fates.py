@@ -10,8 +10,9 @@ stage add up to its arrivals and nothing hides between "dispatched" and "answere
 | ``dropped`` | was refused 429 or 503 (a gate, the router or a full queue) |
 | ``error`` | got any other answer, or the call failed |
 
-Evictions and resumes are counted beside the fates, not as fates: an evicted request still
-ends in exactly one of them. Without a per-attempt view of the model servers (an external
+Evictions, resumes and deadlines met after the model started (``deadline_ran``: model time
+spent on a 504) are counted beside the fates, not as fates: an evicted request still ends in
+exactly one of them. Without a per-attempt view of the model servers (an external
 client) every abandoned request counts as ``abandoned_queued``.
 """
 
@@ -57,15 +58,18 @@ def fate_counts(
 ) -> dict[str, int]:
     """``arrivals``, one count per fate (summing to the arrivals), and beside them the
     requests that were ``evicted`` (an attempt aborted, another started) and ``resumed`` (a
-    later attempt's prompt grew by the text already generated)."""
+    later attempt's prompt grew by the text already generated), and the ``deadline`` ones
+    that had a model attempt (``deadline_ran``)."""
     by_request: dict[str, list[ModelAttempt]] = defaultdict(list)
     for attempt in attempts:
         by_request[attempt.request_id].append(attempt)
-    out = dict.fromkeys(("arrivals", *FATES, "evicted", "resumed"), 0)
+    out = dict.fromkeys(("arrivals", *FATES, "evicted", "resumed", "deadline_ran"), 0)
     for record in records:
         tries = sorted(by_request.get(record.request_id, ()), key=lambda a: a.started)
         out["arrivals"] += 1
-        out[fate_of(record, tries)] += 1
+        fate = fate_of(record, tries)
+        out[fate] += 1
+        out["deadline_ran"] += int(fate == "deadline" and bool(tries))
         out["evicted"] += int(len(tries) > 1)
         out["resumed"] += int(any(t.prompt_tokens > tries[0].prompt_tokens for t in tries[1:]))
     return out
