@@ -6,6 +6,11 @@ then exactly one objective header. ``x-request-id`` defaults to the request id s
 router and the simulator can track attempts. Names are lower case (HTTP is case-insensitive);
 stamping a header first removes every case variant the caller sent.
 
+The queue budget: ``x-llm-d-inference-ttl`` tells the router how long the request may wait in
+its flow control, the time to the deadline less the model time the request needs
+(:func:`stamp_queue_ttl`); a request that waits longer could not finish, so the router drops
+it before the model spends anything on it. A caller's own TTL is sent as it is.
+
 The objective: a caller's own ``x-llm-d-inference-objective`` or
 ``x-gateway-inference-objective`` (either spelling; the first wins when both are sent) is a
 per-request override; else the lane's objective (``tier-priority``), else the queue's. It is
@@ -20,7 +25,14 @@ from dataclasses import dataclass, field
 from sluiceway.wire import headers as h
 from sluiceway.wire.lanes import Lane
 
-__all__ = ["HeaderPolicy", "build_headers", "build_url", "valid_header_value"]
+__all__ = [
+    "HeaderPolicy",
+    "build_headers",
+    "build_url",
+    "queued_seconds",
+    "stamp_queue_ttl",
+    "valid_header_value",
+]
 
 _MAX_FAIRNESS_BYTES = 256
 
@@ -85,6 +97,22 @@ def build_headers(
         _set(out, policy.objective_header or h.OBJECTIVE, objective)
     out.setdefault(h.REQUEST_ID, request_id)
     return out
+
+
+def stamp_queue_ttl(headers: dict[str, str], remaining: float, needed: float) -> None:
+    """Set the router's queue budget: ``remaining`` seconds to the deadline less the model
+    time ``needed`` (at least 1 ms), unless the caller sent its own."""
+    budget = max(0.001, remaining - max(0.0, needed))
+    headers.setdefault(h.INFERENCE_TTL, f"{budget:.3f}s")
+
+
+def queued_seconds(headers: Mapping[str, str]) -> float:
+    """The router's ``x-llm-d-flow-queue-duration-ms`` of an answer, in seconds (0 when absent
+    or unreadable)."""
+    try:
+        return max(0.0, float(headers.get(h.FLOW_QUEUE_DURATION_MS) or 0) / 1000)
+    except ValueError:
+        return 0.0
 
 
 def _pop_objectives(headers: dict[str, str]) -> str:

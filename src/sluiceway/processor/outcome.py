@@ -58,13 +58,16 @@ class Category(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One attempt's facts. ``retry_after`` in scaled seconds; ``error`` describes failures."""
+    """One attempt's facts. ``retry_after`` in scaled seconds; ``error`` describes failures;
+    ``queued``: seconds it waited in the router's flow control (its
+    ``x-llm-d-flow-queue-duration-ms``; 0 when not told)."""
 
     kind: AttemptKind
     answer: HttpAnswer | None = None
     retry_after: float | None = None
     dropped_reason: str = ""
     error: str = ""
+    queued: float = 0.0
 
 
 # Scaled seconds: the longest backoff between attempts that failed to connect, so a model

@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 
 from sluiceway.clock import Clock
+from sluiceway.processor.headers import queued_seconds
 from sluiceway.processor.outcome import Attempt, AttemptKind
 from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.retry import parse_retry_after
@@ -109,6 +110,7 @@ class ResumeState:
     prompt_tokens: int = 0
     attempts: int = 0
     evictions: int = 0
+    queued: float = 0.0  # seconds the attempts waited in the router's flow control
     finish_reason: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     _attempt_tokens: int = 0
@@ -213,7 +215,7 @@ async def send_resuming(
         return Attempt(AttemptKind.TIMEOUT, error=f"no answer within {budget:g}s")
     except (aiohttp.ClientError, OSError) as exc:
         return Attempt(AttemptKind.CONNECT_ERROR, error=f"{type(exc).__name__}: {exc}")
-    return Attempt(AttemptKind.HTTP, HttpAnswer(200, state.result()))
+    return Attempt(AttemptKind.HTTP, HttpAnswer(200, state.result()), queued=state.queued)
 
 
 async def _one_attempt(
@@ -226,6 +228,7 @@ async def _one_attempt(
     """One streamed attempt; None when the request should go on (evicted, or finished)."""
     state.begin()
     async with session.post(url, data=state.body(), headers=headers) as resp:
+        state.queued += queued_seconds(resp.headers)
         if resp.status != 200:
             text = await resp.text(errors="replace")
             if resp.status == 429 and resp.headers.get(h.DROPPED_REASON) == h.REASON_EVICTED:
@@ -234,12 +237,18 @@ async def _one_attempt(
             retry_after = parse_retry_after(resp.headers.get(h.RETRY_AFTER), clock.now())
             reason = resp.headers.get(h.DROPPED_REASON, "")
             answer = HttpAnswer(resp.status, text)
-            return Attempt(AttemptKind.HTTP, answer, retry_after=retry_after, dropped_reason=reason)
+            return Attempt(
+                AttemptKind.HTTP,
+                answer,
+                retry_after=retry_after,
+                dropped_reason=reason,
+                queued=state.queued,
+            )
         ended = await _read_stream(resp, state)
     if isinstance(ended, StreamEvent):
         status = int((ended.error or {}).get("code") or 500)
         return Attempt(AttemptKind.HTTP, HttpAnswer(status, json.dumps({"error": ended.error})))
     state.end_attempt(evicted=not ended)
     if ended:
-        return Attempt(AttemptKind.HTTP, HttpAnswer(200, state.result()))
+        return Attempt(AttemptKind.HTTP, HttpAnswer(200, state.result()), queued=state.queued)
     return None

@@ -13,6 +13,7 @@ import aiohttp
 import orjson
 
 from sluiceway.clock import Clock
+from sluiceway.processor.headers import queued_seconds
 from sluiceway.processor.outcome import Attempt, AttemptKind
 from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.retry import parse_retry_after
@@ -122,4 +123,5 @@ class Upstream:
             HttpAnswer(status, text),
             retry_after=retry_after,
             dropped_reason=headers.get(h.DROPPED_REASON, ""),
+            queued=queued_seconds(headers),
         )

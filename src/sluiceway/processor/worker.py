@@ -27,7 +27,7 @@ from sluiceway.gates.base import (
 )
 from sluiceway.observability.logging import named_outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
-from sluiceway.processor.headers import build_headers, build_url
+from sluiceway.processor.headers import build_headers, build_url, stamp_queue_ttl
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.outcome import Attempt, AttemptKind, Finish, decide
 from sluiceway.processor.poison import MAX_IDENTICAL_FAULTS, describe, fault_backoff
@@ -254,7 +254,11 @@ class Worker:
             lane=item.lane,
             policy=self._rt.settings.merge.headers,
         )
-        budget = min(self._rt.settings.request_timeout, item.deadline - self._rt.clock.now())
+        now = self._rt.clock.now()
+        service = self._rt.service
+        if service.settings.enabled:  # waited past this in the router, it could not finish
+            stamp_queue_ttl(headers, item.deadline - now, service.estimate(item.queue.id, now))
+        budget = min(self._rt.settings.request_timeout, item.deadline - now)
         log.debug("dispatching %s to %s (lane %s)", item.request_id, url, item.lane.key)
         send: Coroutine[Any, Any, Attempt]
         if queue.resume and can_resume(url, data.payload):
@@ -285,7 +289,7 @@ class Worker:
             elapsed = self._rt.clock.monotonic() - started
             self._rt.metrics.attempt_ended(item.labels, elapsed_ms=elapsed * 1000)
         if attempt is not None and attempt.answer is not None and attempt.answer.status < 400:
-            self._learn_service_time(item, elapsed)
+            self._learn_service_time(item, max(0.0, elapsed - attempt.queued))  # model time
         if attempt is None:
             await self._record_cancel(item)
         return attempt

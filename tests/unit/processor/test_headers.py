@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from sluiceway.processor.headers import HeaderPolicy, build_headers, build_url
+from sluiceway.processor.headers import (
+    HeaderPolicy,
+    build_headers,
+    build_url,
+    queued_seconds,
+    stamp_queue_ttl,
+)
 from sluiceway.wire.lanes import LANES
 
 TIER = HeaderPolicy(
@@ -113,3 +119,21 @@ def test_the_queue_objective_is_sent_once_under_the_configured_header() -> None:
     )
     objectives = {k: v for k, v in out.items() if "inference-objective" in k}
     assert objectives == {"x-gateway-inference-objective": "queue-obj"}
+
+
+def test_the_queue_budget_is_the_time_left_less_the_model_time() -> None:
+    headers: dict[str, str] = {}
+    stamp_queue_ttl(headers, 20.0, 2.5)
+    assert headers["x-llm-d-inference-ttl"] == "17.500s"
+    late: dict[str, str] = {}
+    stamp_queue_ttl(late, 1.0, 2.5)  # already too late: the router drops it if it must queue
+    assert late["x-llm-d-inference-ttl"] == "0.001s"
+    own = {"x-llm-d-inference-ttl": "5s"}
+    stamp_queue_ttl(own, 20.0, 2.5)
+    assert own["x-llm-d-inference-ttl"] == "5s"  # the caller's, as sent
+
+
+def test_the_routers_queue_duration_is_read_in_seconds() -> None:
+    assert queued_seconds({"x-llm-d-flow-queue-duration-ms": "1500"}) == 1.5
+    assert queued_seconds({}) == 0.0
+    assert queued_seconds({"x-llm-d-flow-queue-duration-ms": "soon"}) == 0.0

@@ -20,6 +20,7 @@ from sluiceway.processor.producer import Producer, request
 from sluiceway.processor.ready_buffer import ReadyBuffer
 from sluiceway.processor.results import HttpAnswer
 from sluiceway.processor.runtime import Runtime
+from sluiceway.processor.service_time import ServiceTimes, ServiceTimeSettings
 from sluiceway.processor.specs import PoolSpec, ProcessorSpec, QueueSpec
 from sluiceway.processor.upstream import Upstream
 from sluiceway.processor.worker import Worker
@@ -39,15 +40,20 @@ class CountingBroker(MemoryBroker):
 
 
 class AnsweringUpstream(Upstream):
-    """Answers 200 at once, counting the sends."""
+    """Answers 200 after ``takes`` seconds of which ``queued`` in the router, counting the
+    sends and keeping the last one's headers."""
 
-    def __init__(self, clock: VirtualClock) -> None:
+    def __init__(self, clock: VirtualClock, *, takes: float = 0.0, queued: float = 0.0) -> None:
         super().__init__(clock, connections=1)
         self.sent = 0
+        self.headers: dict[str, str] = {}
+        self._clock, self._takes, self._queued = clock, takes, queued
 
     async def send(self, url: str, headers: dict[str, str], body: bytes, **_: Any) -> Attempt:
         self.sent += 1
-        return Attempt(AttemptKind.HTTP, HttpAnswer(200, "{}"))
+        self.headers = headers
+        self._clock.advance(self._takes)
+        return Attempt(AttemptKind.HTTP, HttpAnswer(200, "{}"), queued=self._queued)
 
 
 class CancellingGate:
@@ -136,3 +142,21 @@ async def test_a_parked_worker_does_not_miss_a_finish_during_its_gate_call(
     assert item is not None
     await asyncio.wait_for(worker.process(item), 10.0)
     assert gate.calls == 2 and upstream.sent == 1
+
+
+async def test_the_router_is_told_the_queue_budget_and_model_time_is_learned() -> None:
+    """The TTL is the time left less the model time one request needs; the model time is the
+    answer's time less what the router said the request queued."""
+    worker, pool, _, _, _ = await _one_request()
+    clock = worker._rt.clock
+    assert isinstance(clock, VirtualClock)
+    upstream = AnsweringUpstream(clock, takes=5.0, queued=3.0)
+    worker._upstream = upstream
+    service = worker._rt.service = ServiceTimes(ServiceTimeSettings(min_samples=1))
+    service.observe("q", 2.0, clock.now())
+    item = await pool.take()
+    assert item is not None
+    await worker.process(item)
+    assert upstream.headers["x-llm-d-inference-ttl"] == "58.000s"  # 60 left, 2 needed
+    # the upper of two samples: 2 s, not 5 (answered after 5 s, 3 of them queued)
+    assert service.estimate("q", clock.now()) == 2.0
