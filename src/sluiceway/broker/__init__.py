@@ -14,7 +14,8 @@ Files:
   connection on its own thread, one immediate transaction per call);
 - ``redis`` (the ``redis-sortedset`` broker, upstream's keys and formats) with ``redis_connect``
   (clients from URLs, the wake-up mode), ``redis_probe`` (what the Redis user may do: the
-  notification flags without CONFIG, the ACL checked at open), ``redis_batch`` (script calls
+  notification flags without CONFIG, the ACL checked at open), ``redis_failover`` (leaving a
+  master the sentinels demote, at once), ``redis_batch`` (script calls
   coalesced per event-loop turn), ``wakeup`` (keyspace notifications, else polling),
   ``cancel_cache`` (fewer round trips for cancellation checks), ``keys`` (every Redis key, in
   one place) and ``lua`` (the scripts);

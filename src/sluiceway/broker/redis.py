@@ -59,9 +59,11 @@ from sluiceway.broker.redis_connect import (
     failure_text,
     make_waker,
 )
+from sluiceway.broker.redis_failover import FailoverWatch, watch_failovers
 from sluiceway.broker.redis_probe import PROBE_PREFIX, check_permissions
 from sluiceway.broker.wakeup import EventWaker, PollWaker, WakeMode, Waker
 from sluiceway.errors import BrokerError, ConfigError
+from sluiceway.observability.logging import outage_log
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
@@ -137,8 +139,16 @@ class RedisBroker:
     # crash at that point would.
     fault_hook: Callable[[str], Awaitable[None]] | None = None
 
-    def __init__(self, client: AnyRedis, *, keyspace: Keyspace, waker: Waker) -> None:
+    def __init__(
+        self,
+        client: AnyRedis,
+        *,
+        keyspace: Keyspace,
+        waker: Waker,
+        failover: FailoverWatch | None = None,
+    ) -> None:
         self._client = client
+        self._failover = failover
         self._keys = keyspace
         self._waker = waker
         self._queues: dict[str, QueueKeys] = {}
@@ -312,7 +322,9 @@ class RedisBroker:
             except (RedisConnectionError, RedisTimeoutError) as exc:
                 if delay is None:
                     raise
-                _log.warning("redis %s failed (%s); retrying on a fresh connection", what, exc)
+                # one "broker lost" line for the whole outage, shared with the processor's ingest
+                outage = outage_log(self, "broker", _log)
+                outage.failed(exc, f"{what}, retried on a fresh connection")
                 await self._drop_idle_connections()
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
@@ -621,6 +633,8 @@ class RedisBroker:
             raise BrokerError(f"redis unreachable: {exc}") from exc
 
     async def aclose(self) -> None:
+        if self._failover is not None:
+            await self._failover.aclose()
         if self._batcher is not None:
             await self._batcher.aclose()
         await self._waker.aclose()
@@ -658,7 +672,7 @@ async def open_redis_broker(options: BrokerOptions) -> Broker:
     except (RedisError, OSError) as exc:
         await client.aclose()
         raise BrokerError(f"redis unreachable at open: {failure_text(exc)}") from exc
-    broker = RedisBroker(client, keyspace=keyspace, waker=waker)
+    broker = RedisBroker(client, keyspace=keyspace, waker=waker, failover=watch_failovers(client))
     try:
         await broker.watch_cancellations()
     except (RedisError, OSError) as exc:

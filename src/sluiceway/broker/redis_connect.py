@@ -20,6 +20,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.sentinel import MasterNotFoundError
 
+from sluiceway.broker.redis_failover import FollowingPool
 from sluiceway.broker.redis_probe import notify_flags
 from sluiceway.broker.wakeup import EventWaker, PollWaker, Waker, mode_for_flags
 from sluiceway.config.redis_address import RedisAddress, TlsFiles, parse_redis_address
@@ -166,7 +167,10 @@ def _sentinel_master(address: RedisAddress, server: dict[str, Any]) -> Redis:
     if address.tls is not None:
         server["ssl"] = True
     sentinel = Sentinel(list(address.hosts), sentinel_kwargs=ask, **server)  # type: ignore[no-untyped-call]
-    return cast(Redis, sentinel.master_for(address.master_name, redis_class=_SentinelMaster))
+    master = sentinel.master_for(
+        address.master_name, redis_class=_SentinelMaster, connection_pool_class=FollowingPool
+    )
+    return cast(Redis, master)
 
 
 def failure_text(exc: BaseException) -> str:

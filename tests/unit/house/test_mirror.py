@@ -59,6 +59,7 @@ NAMED = {
     # broker
     "broker/__init__.py": "integration/broker/test_broker_options.py",  # the transport registry
     "broker/redis.py": "test_redis_broker.py",
+    "broker/redis_failover.py": "e2e/test_redis_failover.py",  # a failover needs the whole stack
     "broker/sqlite.py": "test_sqlite_broker.py",
     "broker/lua/__init__.py": "test_lua.py",
     "broker/pubsub_api.py": "test_pubsub_broker.py",  # the gRPC client, against the emulator
