@@ -40,7 +40,12 @@ from sluiceway.ledger.leases import LedgerSettings
 from sluiceway.router.exchange import Exchange
 from sluiceway.router.identity import Identity
 from sluiceway.router.metrics import RouterMetrics
-from sluiceway.router.outcomes import error_answer, evicted_answer, finalized_answer
+from sluiceway.router.outcomes import (
+    error_answer,
+    evicted_answer,
+    finalized_answer,
+    ttl_expired,
+)
 from sluiceway.router.pool import EndpointPool
 from sluiceway.router.pool_ledger import PoolLedger
 from sluiceway.router.request_facts import RequestFacts
@@ -258,17 +263,27 @@ class RouterFlow:
 
     async def _leased(self, adapter: FlowAdapter, ex: Exchange) -> Answer | None:
         """Wait for the ledger's lease (at once without a ledger or with one granted); a
-        request cut short meanwhile ends here, as a dispatched one that never went upstream."""
+        request cut short meanwhile ends here, as a dispatched one that never went upstream.
+        The wait is queueing: it counts in the request's queue time, and a request whose queue
+        budget runs out first is answered as one that expired in the queue (429
+        ``rejected-ttl-expired``), not sent too late to finish."""
         lease = ex.lease
         if lease is None or lease.done():
             return None
-        with ex.interruptible():
-            await asyncio.shield(lease)
+        since = self.clock.now()
+        left = None if ex.budget is None else max(0.0, ex.budget - (ex.waited or 0.0))
+        with ex.interruptible(), contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(None if left is None else self.clock.to_wall(left)):
+                await asyncio.shield(lease)
+        if ex.waited is not None:
+            ex.waited += self.clock.now() - since
         if lease.done() and not lease.cancelled():
             return None
         self.finish(ex)
         if ex.evicted:
             return evicted_answer()
+        if not ex.interrupted:
+            return ttl_expired()
         return error_answer(503, "client disconnected while queued", h.REASON_CONTEXT_CANCELLED)
 
     def _release_lease(self, ex: Exchange) -> None:

@@ -96,6 +96,11 @@ def evicted_answer() -> Answer:
     return Answer(429, EVICTED_MESSAGE.encode(), headers)
 
 
+def ttl_expired() -> Answer:
+    """429 ``rejected-ttl-expired``: its queue budget ran out before it could go upstream."""
+    return error_answer(429, _MESSAGES[h.REASON_TTL_EXPIRED], h.REASON_TTL_EXPIRED)
+
+
 def shutting_down() -> Answer:
     return error_answer(503, _MESSAGES[h.REASON_SHUTTING_DOWN], h.REASON_SHUTTING_DOWN)
 

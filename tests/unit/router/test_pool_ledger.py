@@ -3,6 +3,8 @@ gives, and an order it receives."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -132,3 +134,26 @@ async def test_a_replica_ahead_of_another_in_a_band_leaves_it_room() -> None:
     # when the other replica has caught up, nothing is owed
     pl.leases.others_demand = (BandDemand(30, 6.0, 3, (tenant_tag("team-b"),)),)
     assert pl.view(CapacityView(0.8, request_cost=0.1), 6, [], 0.0).fair_reserve == ()
+
+
+async def test_a_request_whose_queue_budget_runs_out_waiting_for_its_lease_is_not_sent() -> None:
+    """Waiting for a lease is queueing: past its budget the request could not finish, so it is
+    answered as expired in the queue instead of going upstream late."""
+    config = load_endpoint_picker_config(router_document("router-evictable.yaml")).value
+    clock = VirtualClock()
+    pool = EndpointPool(("http://e",), clock)
+    pool.mark("http://e", True)
+    live: dict[str, Exchange] = {}
+    flow = RouterFlow(
+        configure(config), clock, pool, RouterMetrics("p"), live, LedgerSettings("redis://x:1")
+    )
+    assert flow.ledger is not None and flow.adapter is not None
+    ex = Exchange("r", model="")
+    live["r"] = ex
+    flow._assign(Finalized("r", Outcome.DISPATCHED, "t", -10, -10, 0.0))
+    assert ex.lease is not None and not ex.lease.done()  # no call ever grants it
+    ex.budget, ex.waited = 1.05, 1.0  # 50 ms of budget left
+    answer = await asyncio.wait_for(flow._leased(flow.adapter, ex), 5)
+    assert answer is not None and answer.status == 429
+    assert dict(answer.headers)["x-llm-d-request-dropped-reason"] == "rejected-ttl-expired"
+    assert flow.ledger.leases.waiting == 0 and ex.lease is None
