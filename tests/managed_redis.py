@@ -104,14 +104,16 @@ def start_sentinels(
     *,
     master_password: str = "",
     sentinel_args: list[str] | None = None,
+    tls: bool = False,
 ) -> SentinelSet:
-    """Three sentinels (``start`` is the ``redis_factory``) watching ``master``, quorum 2."""
+    """Three sentinels (``start`` is the ``redis_factory``) watching ``master``, quorum 2;
+    ``tls``: they listen on TLS only (give the TLS files in ``sentinel_args``)."""
     config = f"sentinel monitor mymaster {master.host} {master.port} 2\n"
     config += "sentinel down-after-milliseconds mymaster 1000\n"
     config += "sentinel failover-timeout mymaster 5000\n"
     if master_password:
         config += f"sentinel auth-pass mymaster {master_password}\n"
     sentinels = tuple(
-        start(sentinel_config=config, args=list(sentinel_args or [])) for _ in range(3)
+        start(sentinel_config=config, args=list(sentinel_args or []), tls=tls) for _ in range(3)
     )
     return SentinelSet(master, sentinels)

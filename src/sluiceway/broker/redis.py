@@ -670,8 +670,9 @@ async def open_redis_broker(options: BrokerOptions) -> Broker:
         await client.ping()
         waker = await make_waker(client, cluster=keyspace.cluster)
     except (RedisError, OSError) as exc:
+        why = await failure_text(exc, client)
         await client.aclose()
-        raise BrokerError(f"redis unreachable at open: {failure_text(exc)}") from exc
+        raise BrokerError(f"redis unreachable at open: {why}") from exc
     broker = RedisBroker(client, keyspace=keyspace, waker=waker, failover=watch_failovers(client))
     try:
         await broker.watch_cancellations()

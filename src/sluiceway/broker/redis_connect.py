@@ -11,7 +11,6 @@ mode the server allows (docs/design-rules.md rule 12), probing where CONFIG is d
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -19,6 +18,7 @@ from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.sentinel import MasterNotFoundError
+from redis.exceptions import RedisError
 
 from sluiceway.broker.redis_failover import FollowingPool
 from sluiceway.broker.redis_probe import notify_flags
@@ -40,8 +40,6 @@ _log = logging.getLogger(__name__)
 AnyRedis = Redis | RedisCluster
 DEFAULT_MAX_CONNECTIONS = 512
 _POOL_WAIT_SECONDS = 30.0
-# One sentinel's failure inside redis-py's MasterNotFoundError: "<...host=H,port=P...> - ERROR".
-_SENTINEL_FAILURE = re.compile(r"host=([^,]+),port=(\d+).*? - (.+?)(?=, <redis\.|$)")
 
 
 class _NamedTlsConnection(SSLConnection):
@@ -173,14 +171,22 @@ def _sentinel_master(address: RedisAddress, server: dict[str, Any]) -> Redis:
     return cast(Redis, master)
 
 
-def failure_text(exc: BaseException) -> str:
+async def failure_text(exc: BaseException, client: AnyRedis) -> str:
     """A redis-py failure as one readable line: a master not found through the sentinels
-    names each sentinel and what went wrong with it, not a repr of every client."""
+    names each sentinel and what went wrong with it (each is asked again: redis-py's own text
+    is a repr of every client and the kind of error only)."""
     text = str(exc)
-    if not isinstance(exc, MasterNotFoundError):
+    manager = getattr(getattr(client, "connection_pool", None), "sentinel_manager", None)
+    if not isinstance(exc, MasterNotFoundError) or manager is None:
         return text
     head = text.split(" : ", 1)[0].replace("No master found for", "no master named")
-    found = [f"{h}:{p}: {why}" for h, p, why in _SENTINEL_FAILURE.findall(text)]
+    found = []
+    for sentinel in manager.sentinels:
+        kwargs = sentinel.connection_pool.connection_kwargs
+        try:
+            await sentinel.ping()
+        except (RedisError, OSError) as failed:
+            found.append(f"{kwargs.get('host')}:{kwargs.get('port')}: {failed}")
     if not found:
         return f"{head}: the sentinels do not know it (check the master name)"
     return f"{head} through the sentinels ({'; '.join(found)})"

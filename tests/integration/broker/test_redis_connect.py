@@ -174,4 +174,21 @@ async def test_sentinels_and_master_with_passwords_of_their_own(
         await _backlog_through(found.url(userinfo=":master-pw-1@"))
     text = str(err.value)
     assert "no master named 'mymaster' through the sentinels" in text, text
-    assert text.count("Authentication") == 3 and "master-pw-1" not in text
+    assert text.count("127.0.0.1:") == 3 and "authenticated" in text, text  # each sentinel
+    assert "master-pw-1" not in text
+
+
+@pytest.mark.redis
+@pytest.mark.serial
+async def test_master_and_sentinels_on_tls_only(
+    certs: Certs, redis_factory: Callable[..., RedisServer]
+) -> None:
+    tls = [*certs.server_args(clients=False), "--tls-replication", "yes"]
+    master = redis_factory(tls=True, args=tls)
+    found = start_sentinels(redis_factory, master, sentinel_args=tls, tls=True)
+    assert await _backlog_through(found.url(tls=True, query=certs.query())) == 1
+    with pytest.raises(
+        BrokerError, match="no master named 'mymaster' through the sentinels"
+    ) as err:
+        await _backlog_through(found.url(tls=True))  # the private CA not given
+    assert str(err.value).count("CERTIFICATE_VERIFY_FAILED") == 3, str(err.value)
