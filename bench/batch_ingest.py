@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import openai
 import redis.asyncio as aioredis
 import yaml
 
+from bench.coordinator_wait import coordinator_process, rss_mib
 from sluiceway.batch.runner import CHUNK
 from sluiceway.broker import open_broker
 from sluiceway.broker.base import BrokerOptions
@@ -65,32 +64,9 @@ def _config(tmp: Path, redis_url: str) -> Path:
     return path
 
 
-@contextlib.asynccontextmanager
-async def _coordinator(config: Path) -> AsyncIterator[tuple[str, int]]:
-    cmd = [sys.executable, "-m", "sluiceway", "coordinator", "--config", str(config)]
-    cmd += ["--port", "0", "--time-scale", str(SCALE)]
-    proc = await asyncio.create_subprocess_exec(
-        *cmd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
-    )
-    try:
-        assert proc.stdout is not None
-        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()
-        yield line[2], proc.pid
-    finally:
-        proc.terminate()
-        await proc.wait()
-
-
-def _rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 async def _sample_rss(pid: int, peak: list[float], stop: asyncio.Event) -> None:
     while not stop.is_set():
-        peak[0] = max(peak[0], _rss_mib(pid))
+        peak[0] = max(peak[0], rss_mib(pid))
         await asyncio.sleep(0.1)
 
 
@@ -128,10 +104,12 @@ async def _run(n: int) -> int:
     with tempfile.TemporaryDirectory() as folder, private_redis() as server:
         tmp = Path(folder)
         raw = aioredis.Redis.from_url(server.url)
-        async with _coordinator(_config(tmp, server.url)) as (url, pid):
+        scaled = ("--time-scale", str(SCALE))
+        config = _config(tmp, server.url)
+        async with coordinator_process(config, *scaled, pin=False) as (url, pid):
             peak, stop = [0.0], asyncio.Event()
             sampler = asyncio.create_task(_sample_rss(pid, peak, stop))
-            idle = _rss_mib(pid)
+            idle = rss_mib(pid)
             headers = {"x-llm-d-tenant": "premium"}
             async with openai.AsyncOpenAI(
                 base_url=f"{url}/v1", api_key="-", default_headers=headers, timeout=600

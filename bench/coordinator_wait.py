@@ -73,10 +73,14 @@ def _config(tmp: Path, redis_url: str, mode: str) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def _coordinator(config: Path) -> AsyncIterator[tuple[str, int]]:
+async def coordinator_process(
+    config: Path, *extra: str, pin: bool = True
+) -> AsyncIterator[tuple[str, int]]:
+    """``sluiceway coordinator --config CONFIG`` on a free port (pinned to one core when
+    ``pin`` and the machine has more): its URL and pid, stopped on exit."""
     cmd = [sys.executable, "-m", "sluiceway", "coordinator", "--config", str(config)]
-    cmd += ["--port", "0"]
-    if (os.cpu_count() or 1) > 1:
+    cmd += ["--port", "0", *extra]
+    if pin and (os.cpu_count() or 1) > 1:
         cmd = ["taskset", "-c", "0", *cmd]
     proc = await asyncio.create_subprocess_exec(
         *cmd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
@@ -90,7 +94,8 @@ async def _coordinator(config: Path) -> AsyncIterator[tuple[str, int]]:
         await proc.wait()
 
 
-def _rss_mib(pid: int) -> float:
+def rss_mib(pid: int) -> float:
+    """The resident memory of process ``pid`` in MiB (0 when unreadable)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
@@ -140,7 +145,7 @@ async def _run_mode(
     connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=None)
     async with (
-        _coordinator(_config(tmp, server.url, mode)) as (url, pid),
+        coordinator_process(_config(tmp, server.url, mode)) as (url, pid),
         aiohttp.ClientSession(connector=connector, timeout=timeout) as http,
     ):
         ids = [f"b-{i}" for i in range(n)]
@@ -150,7 +155,7 @@ async def _run_mode(
         cpu0, before = _cpu_seconds(pid), await _commands(raw)
         await asyncio.sleep(idle_s)
         idle = (await _commands(raw) - before) / n / idle_s
-        rss = _rss_mib(pid)
+        rss = rss_mib(pid)
         start = time.monotonic()
         for i, rid in enumerate(ids):
             await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))

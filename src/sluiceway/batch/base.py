@@ -125,10 +125,6 @@ class FileStore(Protocol):
         """The file's bytes in chunks."""
         ...
 
-    def lines(self, file_id: str) -> AsyncIterator[bytes]:
-        """The file's lines (newline kept), read in chunks."""
-        ...
-
     async def append(self, file_id: str, data: bytes, *, at: int) -> int:
         """Write ``data`` at offset ``at``, cutting whatever followed (a restart's leftover
         past the committed size); the new size."""
@@ -137,3 +133,15 @@ class FileStore(Protocol):
     async def size(self, file_id: str) -> int | None: ...
 
     async def delete(self, file_id: str) -> bool: ...
+
+
+async def lines_of(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """The lines (newline kept) of a file read in ``chunks``; only one line is held at once."""
+    rest = b""
+    async for chunk in chunks:
+        rest += chunk
+        *whole, rest = rest.split(b"\n")
+        for line in whole:
+            yield line + b"\n"
+    if rest:
+        yield rest

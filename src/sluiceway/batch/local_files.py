@@ -71,16 +71,6 @@ class LocalFileStore:
         finally:
             source.close()
 
-    async def lines(self, file_id: str) -> AsyncIterator[bytes]:
-        rest = b""
-        async for chunk in self.read(file_id):
-            rest += chunk
-            *whole, rest = rest.split(b"\n")
-            for line in whole:
-                yield line + b"\n"
-        if rest:
-            yield rest
-
     async def append(self, file_id: str, data: bytes, *, at: int) -> int:
         return await asyncio.to_thread(_splice, self._path(file_id), data, at)
 

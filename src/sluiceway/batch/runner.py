@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Final, cast
 
-from sluiceway.batch.base import FileStore, JobStore
+from sluiceway.batch.base import FileStore, JobStore, lines_of
 from sluiceway.batch.collector import PASS_SIZE, Collector, register_outputs, request_id
 from sluiceway.batch.grouping import PromptGroups, system_prompt
 from sluiceway.batch.metrics import BatchMetrics
@@ -71,7 +71,7 @@ class RunnerParts:
 async def _request_lines(files: FileStore, file_id: str) -> AsyncIterator[tuple[int, bytes]]:
     """(line number, line) of each non-blank line of an input file."""
     number = 0
-    async for raw in files.lines(file_id):
+    async for raw in lines_of(files.read(file_id)):
         number += 1
         if raw.strip():
             yield number, raw

@@ -117,16 +117,6 @@ class S3FileStore:
                 yield chunk
             at = offset + size
 
-    async def lines(self, file_id: str) -> AsyncIterator[bytes]:
-        rest = b""
-        async for chunk in self.read(file_id):
-            rest += chunk
-            *whole, rest = rest.split(b"\n")
-            for line in whole:
-                yield line + b"\n"
-        if rest:
-            yield rest
-
     async def append(self, file_id: str, data: bytes, *, at: int) -> int:
         key = f"{self._key(file_id)}.parts/{at:0{_OFFSET}d}"
         await self._s3.put_object(Bucket=self._bucket, Key=key, Body=data)

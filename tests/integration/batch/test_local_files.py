@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sluiceway.batch.base import lines_of
 from sluiceway.batch.local_files import LocalFileStore, local_directory
 from sluiceway.errors import ConfigError
 
@@ -28,7 +29,7 @@ async def test_a_write_streams_and_reads_back_in_chunks_and_lines(tmp_path: Path
     assert await store.write("file-1", chunks(b"a\nb", b"c\n", b"d")) == 6
     assert b"".join(await gather(store.read("file-1", chunk_size=2))) == b"a\nbc\nd"
     assert len(await gather(store.read("file-1", chunk_size=2))) == 3
-    assert await gather(store.lines("file-1")) == [b"a\n", b"bc\n", b"d"]
+    assert await gather(lines_of(store.read("file-1"))) == [b"a\n", b"bc\n", b"d"]
     assert await store.size("file-1") == 6
     assert await store.delete("file-1") and not await store.delete("file-1")
     assert await store.size("file-1") is None

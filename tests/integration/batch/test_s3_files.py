@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("aiobotocore")
 
+from sluiceway.batch.base import lines_of
 from sluiceway.batch.s3_files import PART, S3FileStore, open_s3_file_store, s3_location
 from sluiceway.errors import ConfigError
 
@@ -86,7 +87,7 @@ async def test_an_upload_streams_in_parts_and_reads_back(store: S3FileStore) -> 
     assert len(data) > PART
     assert await store.write("file-1", chunks(data, 100_000)) == len(data)
     assert await gather(store.read("file-1")) == data
-    lines = [line async for line in store.lines("file-1")]
+    lines = [line async for line in lines_of(store.read("file-1"))]
     assert lines[0] == b"line 00000000\n" and len(lines) == data.count(b"\n")
     assert await store.size("file-1") == len(data)
     assert await store.delete("file-1") and await store.size("file-1") is None

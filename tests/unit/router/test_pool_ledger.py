@@ -89,17 +89,22 @@ async def test_an_order_for_this_replica_evicts_its_own() -> None:
     assert evicted == ["b2", "b1"]
 
 
-async def test_a_request_cut_between_dispatch_and_its_handler_gives_its_lease_back() -> None:
-    """Evicted or left after a cycle dispatched it and before its handler ran again: the lease
-    it was given (or is waiting for) goes back, or the replica's share leaks away."""
+def router_flow(live: dict[str, Exchange]) -> RouterFlow:
+    """The demo's evictable router over one endpoint, with a ledger that never answers."""
     config = load_endpoint_picker_config(router_document("router-evictable.yaml")).value
     clock = VirtualClock()
     pool = EndpointPool(("http://e",), clock)
     pool.mark("http://e", True)
-    live: dict[str, Exchange] = {}
-    flow = RouterFlow(
+    return RouterFlow(
         configure(config), clock, pool, RouterMetrics("p"), live, LedgerSettings("redis://x:1")
     )
+
+
+async def test_a_request_cut_between_dispatch_and_its_handler_gives_its_lease_back() -> None:
+    """Evicted or left after a cycle dispatched it and before its handler ran again: the lease
+    it was given (or is waiting for) goes back, or the replica's share leaks away."""
+    live: dict[str, Exchange] = {}
+    flow = router_flow(live)
     assert flow.ledger is not None
     leases = flow.ledger.leases
     for granted in (False, True):
@@ -139,14 +144,8 @@ async def test_a_replica_ahead_of_another_in_a_band_leaves_it_room() -> None:
 async def test_a_request_whose_queue_budget_runs_out_waiting_for_its_lease_is_not_sent() -> None:
     """Waiting for a lease is queueing: past its budget the request could not finish, so it is
     answered as expired in the queue instead of going upstream late."""
-    config = load_endpoint_picker_config(router_document("router-evictable.yaml")).value
-    clock = VirtualClock()
-    pool = EndpointPool(("http://e",), clock)
-    pool.mark("http://e", True)
     live: dict[str, Exchange] = {}
-    flow = RouterFlow(
-        configure(config), clock, pool, RouterMetrics("p"), live, LedgerSettings("redis://x:1")
-    )
+    flow = router_flow(live)
     assert flow.ledger is not None and flow.adapter is not None
     ex = Exchange("r", model="")
     live["r"] = ex
