@@ -8,7 +8,8 @@ stamping a header first removes every case variant the caller sent.
 
 The queue budget: ``x-llm-d-inference-ttl`` tells the router how long the request may wait in
 its flow control, the time to the deadline less the model time the request needs
-(:func:`stamp_queue_ttl`); a request that waits longer could not finish, so the router drops
+(:func:`queue_ttl`, stamped by the worker on every attempt, a resumed one included); a
+request that waits longer could not finish, so the router drops
 it before the model spends anything on it. A caller's own TTL is sent as it is.
 
 The objective: a caller's own ``x-llm-d-inference-objective`` or
@@ -29,8 +30,8 @@ __all__ = [
     "HeaderPolicy",
     "build_headers",
     "build_url",
+    "queue_ttl",
     "queued_seconds",
-    "stamp_queue_ttl",
     "valid_header_value",
 ]
 
@@ -99,11 +100,10 @@ def build_headers(
     return out
 
 
-def stamp_queue_ttl(headers: dict[str, str], remaining: float, needed: float) -> None:
-    """Set the router's queue budget: ``remaining`` seconds to the deadline less the model
-    time ``needed`` (at least 1 ms), unless the caller sent its own."""
-    budget = max(0.001, remaining - max(0.0, needed))
-    headers.setdefault(h.INFERENCE_TTL, f"{budget:.3f}s")
+def queue_ttl(remaining: float, needed: float) -> str:
+    """The value of ``x-llm-d-inference-ttl``: ``remaining`` seconds to the deadline less the
+    model time ``needed``, at least 1 ms."""
+    return f"{max(0.001, remaining - max(0.0, needed)):.3f}s"
 
 
 def queued_seconds(headers: Mapping[str, str]) -> float:

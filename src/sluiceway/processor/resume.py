@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,13 +202,17 @@ async def send_resuming(
     payload: dict[str, Any],
     *,
     budget: float,
+    ttl: Callable[[], str] | None = None,
 ) -> Attempt:
     """Send ``payload`` streamed, resuming after each eviction until it completes, another
-    answer ends it, or ``budget`` (scaled seconds, all attempts together) runs out."""
+    answer ends it, or ``budget`` (scaled seconds, all attempts together) runs out; ``ttl``
+    renews the router's queue budget for each resumed attempt (less time is left)."""
     state = ResumeState(payload)
     try:
         async with asyncio.timeout(max(0.001, clock.to_wall(budget))):
             while state.remaining > 0 or state.attempts == 0:
+                if ttl is not None and state.attempts:
+                    headers[h.INFERENCE_TTL] = ttl()
                 answer = await _one_attempt(session, clock, url, headers, state)
                 if answer is not None:
                     return answer

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -27,7 +27,7 @@ from sluiceway.gates.base import (
 )
 from sluiceway.observability.logging import named_outage_log
 from sluiceway.processor.gating import apply_gate, gate_reason, gate_request
-from sluiceway.processor.headers import build_headers, build_url, stamp_queue_ttl
+from sluiceway.processor.headers import build_headers, build_url, queue_ttl
 from sluiceway.processor.metrics import QueueLabels
 from sluiceway.processor.outcome import Attempt, AttemptKind, Finish, decide
 from sluiceway.processor.poison import MAX_IDENTICAL_FAULTS, describe, fault_backoff
@@ -45,6 +45,7 @@ from sluiceway.processor.resume import can_resume, send_resuming
 from sluiceway.processor.runtime import AttemptRecord, Runtime
 from sluiceway.processor.upstream import Upstream, encode_body, usage_tokens
 from sluiceway.processor.work_item import WorkItem
+from sluiceway.wire import headers as h
 
 __all__ = ["Worker"]
 
@@ -254,19 +255,30 @@ class Worker:
             lane=item.lane,
             policy=self._rt.settings.merge.headers,
         )
-        now = self._rt.clock.now()
-        service = self._rt.service
-        if service.settings.enabled:  # waited past this in the router, it could not finish
-            stamp_queue_ttl(headers, item.deadline - now, service.estimate(item.queue.id, now))
-        budget = min(self._rt.settings.request_timeout, item.deadline - now)
+        ttl = self._queue_ttl(item, headers)
+        budget = min(self._rt.settings.request_timeout, item.deadline - self._rt.clock.now())
         log.debug("dispatching %s to %s (lane %s)", item.request_id, url, item.lane.key)
         send: Coroutine[Any, Any, Attempt]
         if queue.resume and can_resume(url, data.payload):
             session, clock = self._upstream.session, self._rt.clock
-            send = send_resuming(session, clock, url, headers, data.payload, budget=budget)
+            send = send_resuming(session, clock, url, headers, data.payload, budget=budget, ttl=ttl)
         else:
             send = self._upstream.send(url, headers, encode_body(data.payload), budget=budget)
         return await self._await_attempt(item, send)
+
+    def _queue_ttl(self, item: WorkItem, headers: dict[str, str]) -> Callable[[], str] | None:
+        """Stamp the router's queue budget (unless the caller sent its own): waited past it, the
+        request could not finish. The stamp, for a resumed attempt to renew."""
+        service, clock = self._rt.service, self._rt.clock
+        if not service.settings.enabled or h.INFERENCE_TTL in headers:
+            return None
+        needed = service.estimate(item.queue.id, clock.now())
+
+        def ttl() -> str:
+            return queue_ttl(item.deadline - clock.now(), needed)
+
+        headers[h.INFERENCE_TTL] = ttl()
+        return ttl
 
     async def _await_attempt(
         self, item: WorkItem, send: Coroutine[Any, Any, Attempt]

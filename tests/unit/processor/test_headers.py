@@ -6,8 +6,8 @@ from sluiceway.processor.headers import (
     HeaderPolicy,
     build_headers,
     build_url,
+    queue_ttl,
     queued_seconds,
-    stamp_queue_ttl,
 )
 from sluiceway.wire.lanes import LANES
 
@@ -122,15 +122,9 @@ def test_the_queue_objective_is_sent_once_under_the_configured_header() -> None:
 
 
 def test_the_queue_budget_is_the_time_left_less_the_model_time() -> None:
-    headers: dict[str, str] = {}
-    stamp_queue_ttl(headers, 20.0, 2.5)
-    assert headers["x-llm-d-inference-ttl"] == "17.500s"
-    late: dict[str, str] = {}
-    stamp_queue_ttl(late, 1.0, 2.5)  # already too late: the router drops it if it must queue
-    assert late["x-llm-d-inference-ttl"] == "0.001s"
-    own = {"x-llm-d-inference-ttl": "5s"}
-    stamp_queue_ttl(own, 20.0, 2.5)
-    assert own["x-llm-d-inference-ttl"] == "5s"  # the caller's, as sent
+    assert queue_ttl(20.0, 2.5) == "17.500s"
+    assert queue_ttl(1.0, 2.5) == "0.001s"  # too late already: dropped if it must queue
+    assert queue_ttl(3.0, -1.0) == "3.000s"
 
 
 def test_the_routers_queue_duration_is_read_in_seconds() -> None:

@@ -69,14 +69,16 @@ def _event(data: dict[str, Any]) -> bytes:
 
 
 @pytest.fixture
-async def scripted() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+async def scripted() -> AsyncIterator[tuple[str, list[dict[str, Any]], list[str | None]]]:
     """Attempt 1: 429 evicted. Attempt 2: two tokens, then the stream ends without [DONE].
-    Attempt 3: the remaining tokens, usage, [DONE]."""
+    Attempt 3: the remaining tokens, usage, [DONE]. Keeps each attempt's body and queue TTL."""
     seen: list[dict[str, Any]] = []
+    ttls: list[str | None] = []
 
     async def completions(request: web.Request) -> web.StreamResponse:
         body = await request.json()
         seen.append(body)
+        ttls.append(request.headers.get("x-llm-d-inference-ttl"))
         if len(seen) == 1:
             return web.Response(status=429, text="evicted", headers={DROPPED_REASON: "evicted"})
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
@@ -94,13 +96,13 @@ async def scripted() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
     app = web.Application()
     app.router.add_post("/v1/completions", completions)
     async with serving(app) as url:
-        yield f"{url}/v1/completions", seen
+        yield f"{url}/v1/completions", seen, ttls
 
 
 async def test_resumes_after_a_429_eviction_and_a_cut_stream(
-    scripted: tuple[str, list[dict[str, Any]]],
+    scripted: tuple[str, list[dict[str, Any]], list[str | None]],
 ) -> None:
-    url, seen = scripted
+    url, seen, _ = scripted
     payload = {"model": "m", "prompt": "P", "max_tokens": 6}
     async with aiohttp.ClientSession() as session:
         attempt = await send_resuming(session, RealClock(), url, {}, payload, budget=30)
@@ -113,3 +115,19 @@ async def test_resumes_after_a_429_eviction_and_a_cut_stream(
     assert [b["max_tokens"] for b in seen] == [6, 6, 4]
     assert [b["prompt"] for b in seen] == ["P", "P", "P w20 w21"]
     assert all(b["stream"] is True for b in seen)
+
+
+async def test_each_resumed_attempt_renews_its_queue_budget(
+    scripted: tuple[str, list[dict[str, Any]], list[str | None]],
+) -> None:
+    """A resumed attempt queues again with less time left: its TTL is made anew each time."""
+    url, _, ttls = scripted
+    budgets = iter(["6.000s", "3.000s"])
+    headers = {"x-llm-d-inference-ttl": "9.000s"}  # as the worker stamped the first
+    payload = {"model": "m", "prompt": "P", "max_tokens": 6}
+    async with aiohttp.ClientSession() as session:
+        attempt = await send_resuming(
+            session, RealClock(), url, headers, payload, budget=30, ttl=lambda: next(budgets)
+        )
+    assert attempt.answer is not None and attempt.answer.status == 200
+    assert ttls == ["9.000s", "6.000s", "3.000s"]

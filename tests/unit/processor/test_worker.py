@@ -160,3 +160,19 @@ async def test_the_router_is_told_the_queue_budget_and_model_time_is_learned() -
     assert upstream.headers["x-llm-d-inference-ttl"] == "58.000s"  # 60 left, 2 needed
     # the upper of two samples: 2 s, not 5 (answered after 5 s, 3 of them queued)
     assert service.estimate("q", clock.now()) == 2.0
+
+
+async def test_a_callers_own_queue_budget_is_sent_as_it_is() -> None:
+    broker, clock = CountingBroker(), VirtualClock(NOW)
+    settings = ProcessorSpec(queues=[QUEUE], pools=(PoolSpec(id="p", workers=1),))
+    rt = Runtime(broker=broker, clock=clock, settings=settings, metrics=ProcessorMetrics())
+    producer = Producer(broker, queue="q", result_queue="out", clock=clock)
+    pool = ReadyBuffer(settings.pools[0], ordering="tier-priority", queues=1)
+    entry = request("r", {}, deadline=NOW + 60, headers={"x-llm-d-inference-ttl": "5s"})
+    await producer.submit(entry)
+    assert await QueueIngest(rt, QUEUE, pool, None).poll_once() == 1
+    upstream = AnsweringUpstream(clock)
+    item = await pool.take()
+    assert item is not None
+    await Worker(rt, pool, upstream).process(item)
+    assert upstream.headers["x-llm-d-inference-ttl"] == "5s"
