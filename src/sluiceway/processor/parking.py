@@ -3,9 +3,8 @@
 A pool gate that says "wait" (a full ``aimd`` window, a saturated pool) parks the worker with
 its request. Under overload the parked requests are the gate's backlog: woken all at once,
 asyncio resumes them oldest parked first, so a freed slot went to the request that had waited
-longest, the one closest to its deadline (measured: 30 of 130 async requests at 80 %
-realtime load started and then ran out of time, 0.6 of a 2-slot slack spent on answers nobody
-received). Here, when capacity changes, parked workers try again one at a time in the ready
+longest, the one closest to its deadline, whatever order the queue is read in. Here, when
+capacity changes, parked workers try again one at a time in the ready
 buffer's order (lane, then the queue's order: earliest deadline, or newest first while the
 queue is overloaded), each passing the turn on when its attempt is over, so every parked
 worker still tries once per change, best first.
